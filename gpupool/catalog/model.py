@@ -1,0 +1,225 @@
+"""Catalog rows and the questions the rest of the kit asks of them.
+
+The data file (``data/gpu-instance-types.json``) is written by ``gpupool catalog refresh`` from
+EC2 DescribeInstanceTypes plus the recorded price list; nothing here is typed by hand.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, NamedTuple
+
+DATA_FILE = "gpu-instance-types.json"
+HOURS_PER_MONTH = 730.0  # AWS's own convention for monthly estimates
+
+
+class GpuKey(NamedTuple):
+    """What makes two GPUs interchangeable: model, memory per GPU and host architecture.
+
+    Memory is part of the key because an A100 40 GB (p4d) and an A100 80 GB (p4de) are not the
+    same accelerator, and a fractional L4 slice (g6f) is not a whole L4.
+    """
+
+    model: str
+    memory_mib: int
+    arch: str
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceType:
+    instance_type: str
+    family: str
+    size: str
+    vcpus: int
+    memory_mib: int
+    gpu_maker: str
+    gpu_model: str
+    gpu_count: float  # whole GPUs; a fraction for partitioned types such as g6f.large (0.125)
+    gpu_memory_mib: int  # per GPU (per slice for partitioned types)
+    arch: str
+    network_baseline_gbps: float
+    network_burst_gbps: float
+    efa_supported: bool
+    price_per_hour: float | None  # on-demand, the catalog's price region; None when not recorded
+
+    @property
+    def memory_gib(self) -> float:
+        return self.memory_mib / 1024
+
+    @property
+    def gpu_memory_gib(self) -> float:
+        return self.gpu_memory_mib / 1024
+
+    @property
+    def gpu_key(self) -> GpuKey:
+        return GpuKey(self.gpu_model, self.gpu_memory_mib, self.arch)
+
+    @property
+    def price_per_gpu_hour(self) -> float | None:
+        if self.price_per_hour is None or self.gpu_count <= 0:
+            return None
+        return self.price_per_hour / self.gpu_count
+
+    @property
+    def is_partitioned(self) -> bool:
+        return self.gpu_count < 1
+
+
+def _smallest_order(t: InstanceType) -> tuple[float, float, float, str]:
+    """Cheapest per GPU first; unpriced types last; then least CPU and memory per GPU."""
+    per_gpu = t.price_per_gpu_hour
+    count = max(t.gpu_count, 1e-9)
+    return (
+        per_gpu if per_gpu is not None else float("inf"),
+        t.vcpus / count,
+        t.memory_mib / count,
+        t.instance_type,
+    )
+
+
+class Catalog:
+    """Indexed, read-only view of the catalog rows."""
+
+    def __init__(self, rows: list[InstanceType], meta: dict[str, Any]) -> None:
+        self.meta = meta
+        self._by_type = {r.instance_type: r for r in rows}
+        groups: dict[GpuKey, list[InstanceType]] = {}
+        for r in rows:
+            groups.setdefault(r.gpu_key, []).append(r)
+        self._smallest = {key: min(ts, key=_smallest_order) for key, ts in groups.items()}
+        self._groups = groups
+
+    def __len__(self) -> int:
+        return len(self._by_type)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(sorted(self._by_type.values(), key=_display_order))
+
+    def __contains__(self, instance_type: object) -> bool:
+        return instance_type in self._by_type
+
+    def get(self, instance_type: str) -> InstanceType | None:
+        """The row for a type, or None when the type carries no GPU (or is unknown)."""
+        return self._by_type.get(instance_type)
+
+    def gpu_models(self) -> list[str]:
+        return sorted({r.gpu_model for r in self._by_type.values()})
+
+    def smallest_for(self, gpu_model: str, arch: str | None = None) -> InstanceType | None:
+        """Cheapest-per-GPU type carrying a whole ``gpu_model`` GPU (any memory size) on ``arch``.
+
+        Matches the model name case-insensitively, so stack files may say ``t4`` or ``T4``.
+        """
+        wanted = gpu_model.casefold()
+        candidates = [
+            s
+            for key, s in self._smallest.items()
+            if key.model.casefold() == wanted
+            and (arch is None or key.arch == arch)
+            and not s.is_partitioned
+        ]
+        return min(candidates, key=_smallest_order) if candidates else None
+
+    def smallest_like(self, instance_type: str) -> InstanceType | None:
+        """The smallest type carrying the same GPU (model, memory, arch) as ``instance_type``."""
+        row = self.get(instance_type)
+        return None if row is None else self._smallest[row.gpu_key]
+
+    def is_smallest(self, instance_type: str) -> bool:
+        row = self.get(instance_type)
+        return row is not None and self._smallest[row.gpu_key] is row
+
+    def same_gpu_sizes(self, instance_type: str) -> list[InstanceType]:
+        row = self.get(instance_type)
+        return [] if row is None else sorted(self._groups[row.gpu_key], key=_display_order)
+
+    def price_per_gpu_hour(self, instance_type: str) -> float | None:
+        row = self.get(instance_type)
+        return None if row is None else row.price_per_gpu_hour
+
+    def gpu_delta(self, old: str, new: str) -> GpuChange | None:
+        """How a type change moves GPU capacity; None when either type is not a GPU type."""
+        a, b = self.get(old), self.get(new)
+        if a is None or b is None:
+            return None
+        return GpuChange(
+            old=a,
+            new=b,
+            same_gpu=a.gpu_key == b.gpu_key,
+            gpu_count_delta=b.gpu_count - a.gpu_count,
+            vcpu_delta=b.vcpus - a.vcpus,
+            memory_mib_delta=b.memory_mib - a.memory_mib,
+        )
+
+    def adds_gpus(self, old: str, new: str) -> bool:
+        change = self.gpu_delta(old, new)
+        return change is not None and change.gpu_count_delta > 0
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Rows in the JSON shape fixed by DESIGN.md (plus a few more keys)."""
+        return [row_dict(r, smallest=self.is_smallest(r.instance_type)) for r in self]
+
+
+@dataclass(frozen=True, slots=True)
+class GpuChange:
+    old: InstanceType
+    new: InstanceType
+    same_gpu: bool
+    gpu_count_delta: float
+    vcpu_delta: int
+    memory_mib_delta: int
+
+    @property
+    def price_delta_per_hour(self) -> float | None:
+        if self.old.price_per_hour is None or self.new.price_per_hour is None:
+            return None
+        return self.new.price_per_hour - self.old.price_per_hour
+
+    @property
+    def is_vertical_upsize(self) -> bool:
+        """Same GPU, same count, more CPU or memory: cost without GPU power."""
+        return (
+            self.same_gpu
+            and self.gpu_count_delta == 0
+            and (self.vcpu_delta > 0 or self.memory_mib_delta > 0)
+        )
+
+    @property
+    def packs_more_gpus(self) -> bool:
+        """Same GPU, more of them in one host: vertical scaling by GPU count."""
+        return self.same_gpu and self.gpu_count_delta > 0
+
+
+def _display_order(t: InstanceType) -> tuple[str, float, int, str]:
+    return (t.family, t.gpu_count, t.vcpus, t.instance_type)
+
+
+def row_dict(r: InstanceType, *, smallest: bool) -> dict[str, Any]:
+    d = asdict(r)
+    d["memory_gib"] = round(r.memory_gib, 3)
+    d["gpu_memory_gib"] = round(r.gpu_memory_gib, 3)
+    per_gpu = r.price_per_gpu_hour
+    d["price_per_gpu_hour"] = None if per_gpu is None else round(per_gpu, 6)
+    d["smallest_for_gpu"] = smallest
+    return d
+
+
+def catalog_from_document(doc: dict[str, Any]) -> Catalog:
+    fields = InstanceType.__dataclass_fields__
+    rows = [InstanceType(**{k: v for k, v in t.items() if k in fields}) for t in doc["types"]]
+    meta = {k: v for k, v in doc.items() if k != "types"}
+    return Catalog(rows, meta)
+
+
+@cache
+def load_catalog(path: str | None = None) -> Catalog:
+    """The bundled catalog (cached), or the one at ``path``."""
+    if path is not None:
+        text = Path(path).read_text()
+    else:
+        text = resources.files("gpupool.catalog").joinpath("data", DATA_FILE).read_text()
+    return catalog_from_document(json.loads(text))

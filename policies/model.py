@@ -1,0 +1,189 @@
+"""The normalised plan every source produces and every rule reads.
+
+One shape for Terraform plans, Pulumi previews, gpupool offline plans and the CrossGuard pack:
+a list of :class:`ResourceChange` with old and new inputs. Input keys are snake_case whatever the
+source (Pulumi's ``instanceType`` and Terraform's ``instance_type`` both become
+``instance_type``); values that are unknown until apply are the :data:`UNKNOWN` sentinel, never
+``None``, so a rule cannot mistake "not known yet" for "not set".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Final
+
+
+class _Unknown:
+    """A value the plan does not know yet (computed at apply)."""
+
+    _instance: _Unknown | None = None
+
+    def __new__(cls) -> _Unknown:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+    def __bool__(self) -> bool:  # an unknown is never truthy evidence of anything
+        return False
+
+
+UNKNOWN: Final = _Unknown()
+
+
+def is_unknown(value: object) -> bool:
+    return value is UNKNOWN
+
+
+class ChangeKind(StrEnum):
+    CREATE = "create"
+    UPDATE = "update"
+    REPLACE = "replace"
+    DELETE = "delete"
+    NOOP = "no-op"
+    READ = "read"
+
+
+class ResourceKind(StrEnum):
+    INSTANCE = "instance"
+    LAUNCH_TEMPLATE = "launch-template"
+    LAUNCH_CONFIGURATION = "launch-configuration"
+    AUTOSCALING_GROUP = "autoscaling-group"
+    SCALING_POLICY = "scaling-policy"
+    EKS_NODE_GROUP = "eks-node-group"
+    SECURITY_GROUP = "security-group"
+    SECURITY_GROUP_RULE = "security-group-rule"
+    PLACEMENT_GROUP = "placement-group"
+    IAM_ROLE = "iam-role"
+    K8S_WORKLOAD = "k8s-workload"
+    OTHER = "other"
+
+
+# Provider type → kind. Terraform types and Pulumi type tokens side by side.
+RESOURCE_KINDS: Final[dict[str, ResourceKind]] = {
+    "aws_instance": ResourceKind.INSTANCE,
+    "aws:ec2/instance:Instance": ResourceKind.INSTANCE,
+    "aws_launch_template": ResourceKind.LAUNCH_TEMPLATE,
+    "aws:ec2/launchTemplate:LaunchTemplate": ResourceKind.LAUNCH_TEMPLATE,
+    "aws_launch_configuration": ResourceKind.LAUNCH_CONFIGURATION,
+    "aws:ec2/launchConfiguration:LaunchConfiguration": ResourceKind.LAUNCH_CONFIGURATION,
+    "aws_autoscaling_group": ResourceKind.AUTOSCALING_GROUP,
+    "aws:autoscaling/group:Group": ResourceKind.AUTOSCALING_GROUP,
+    "aws_autoscaling_policy": ResourceKind.SCALING_POLICY,
+    "aws:autoscaling/policy:Policy": ResourceKind.SCALING_POLICY,
+    "aws_eks_node_group": ResourceKind.EKS_NODE_GROUP,
+    "aws:eks/nodeGroup:NodeGroup": ResourceKind.EKS_NODE_GROUP,
+    "aws_security_group": ResourceKind.SECURITY_GROUP,
+    "aws:ec2/securityGroup:SecurityGroup": ResourceKind.SECURITY_GROUP,
+    "aws_security_group_rule": ResourceKind.SECURITY_GROUP_RULE,
+    "aws:ec2/securityGroupRule:SecurityGroupRule": ResourceKind.SECURITY_GROUP_RULE,
+    "aws_vpc_security_group_ingress_rule": ResourceKind.SECURITY_GROUP_RULE,
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": ResourceKind.SECURITY_GROUP_RULE,
+    "aws_placement_group": ResourceKind.PLACEMENT_GROUP,
+    "aws:ec2/placementGroup:PlacementGroup": ResourceKind.PLACEMENT_GROUP,
+    "aws_iam_role": ResourceKind.IAM_ROLE,
+    "aws:iam/role:Role": ResourceKind.IAM_ROLE,
+}
+
+
+def resource_kind(type_token: str) -> ResourceKind:
+    return RESOURCE_KINDS.get(type_token, ResourceKind.OTHER)
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+def snake(key: str) -> str:
+    """``instanceType`` → ``instance_type``; snake_case keys pass through unchanged."""
+    return _CAMEL.sub(r"_\1", key).lower() if key[:1].islower() else key
+
+
+def normalise_inputs(value: Any, *, tags_key: bool = False) -> Any:
+    """Recursively snake_case mapping keys (not the keys of tag maps, which are user data)."""
+    if isinstance(value, Mapping):
+        if tags_key:
+            return {str(k): normalise_inputs(v) for k, v in value.items()}
+        return {
+            snake(str(k)): normalise_inputs(v, tags_key=snake(str(k)) in _USER_MAPS)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [normalise_inputs(v) for v in value]
+    return value
+
+
+# Mappings whose keys are user data, not schema: their keys are kept verbatim.
+_USER_MAPS: Final = frozenset({"tags", "tags_all", "labels", "annotations", "node_selector"})
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceChange:
+    """One resource's planned change, as every rule sees it."""
+
+    address: str  # Terraform address or Pulumi URN: what reports name
+    type: str  # provider type token (aws_instance, aws:ec2/instance:Instance)
+    name: str
+    change: ChangeKind
+    new: Mapping[str, Any] | None  # None for delete
+    old: Mapping[str, Any] | None  # None for create, or when the source does not know it
+    source: str  # terraform | pulumi-preview | gpupool-plan | crossguard
+    kind: ResourceKind = ResourceKind.OTHER
+    # Links a plan can prove although the value is unknown: input key → address of the resource
+    # it refers to (e.g. a scaling policy's autoscaling_group_name → the group's address).
+    references: Mapping[str, str] = field(default_factory=dict)
+    parent: str | None = None
+
+    @property
+    def is_removal(self) -> bool:
+        return self.change is ChangeKind.DELETE
+
+    @property
+    def after(self) -> Mapping[str, Any]:
+        return self.new or {}
+
+    @property
+    def before(self) -> Mapping[str, Any]:
+        return self.old or {}
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A normalised plan: where it came from and its resource changes."""
+
+    source: str
+    origin: str  # file path, or "stack dev @ HEAD~1..worktree", or "crossguard"
+    changes: tuple[ResourceChange, ...]
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def by_address(self) -> dict[str, ResourceChange]:
+        return {c.address: c for c in self.changes}
+
+
+def get_path(inputs: Mapping[str, Any] | None, path: str, default: Any = None) -> Any:
+    """Read ``a.b.c`` from normalised inputs.
+
+    A one-element list on the way is stepped through, because Terraform writes nested blocks as
+    lists (``metadata_options: [{...}]``) where Pulumi writes objects. An unknown value anywhere on
+    the path yields :data:`UNKNOWN`.
+    """
+    cur: Any = inputs
+    for part in path.split("."):
+        if cur is UNKNOWN:
+            return UNKNOWN
+        if isinstance(cur, list):
+            if len(cur) != 1:
+                return default
+            cur = cur[0]
+            if cur is UNKNOWN:
+                return UNKNOWN
+        if not isinstance(cur, Mapping) or part not in cur:
+            return default
+        cur = cur[part]
+    if isinstance(cur, list) and len(cur) == 1 and isinstance(cur[0], Mapping):
+        return cur[0]
+    return cur
