@@ -1,0 +1,125 @@
+"""What an evaluation returns: the shape every report format renders.
+
+``to_json`` is the fixed ``--format json`` document of DESIGN.md:
+``{"verdict", "violations": [{"policy", "enforcement", "resource", "message"}], "errors"}``
+with more keys added alongside.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from policies.rules.base import Enforcement
+
+
+@dataclass(frozen=True)
+class Violation:
+    policy: str
+    enforcement: Enforcement  # mandatory or advisory (disabled rules produce nothing)
+    resource: str  # address (Terraform address or Pulumi URN)
+    message: str
+    resource_type: str = ""
+    source: str = ""  # which plan it came from (file path or stack@ref)
+    unknown: bool = False  # "cannot verify" rather than a proven violation
+    waived_by: str | None = None  # waiver id when an active waiver covers it
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def blocking(self) -> bool:
+        return self.enforcement is Enforcement.MANDATORY and self.waived_by is None
+
+
+@dataclass(frozen=True)
+class RuleError:
+    """A rule raised, or input could not be judged: always fails the check."""
+
+    policy: str
+    message: str
+    resource: str | None = None
+
+
+@dataclass(frozen=True)
+class CostLine:
+    """The cost effect of one GPU resource's change (per hour, on-demand)."""
+
+    resource: str
+    before_per_hour: float | None
+    after_per_hour: float | None
+    note: str = ""
+
+    @property
+    def delta_per_hour(self) -> float | None:
+        if self.before_per_hour is None or self.after_per_hour is None:
+            return None
+        return self.after_per_hour - self.before_per_hour
+
+
+@dataclass(frozen=True)
+class Result:
+    violations: Sequence[Violation]  # includes waived ones (waived_by set)
+    errors: Sequence[RuleError]
+    sources: Sequence[str]  # plan origins evaluated
+    policies: Sequence[Mapping[str, Any]]  # id, title, enforcement in force, rationale
+    resources_evaluated: int
+    cost: Sequence[CostLine] = ()
+
+    @property
+    def verdict(self) -> Literal["pass", "fail"]:
+        failed = self.errors or any(v.blocking for v in self.violations)
+        return "fail" if failed else "pass"
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.verdict == "fail" else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "violations": [
+                {
+                    "policy": v.policy,
+                    "enforcement": str(v.enforcement),
+                    "resource": v.resource,
+                    "message": v.message,
+                    "resource_type": v.resource_type,
+                    "source": v.source,
+                    "unknown": v.unknown,
+                    "waived_by": v.waived_by,
+                    **({"detail": dict(v.detail)} if v.detail else {}),
+                }
+                for v in self.violations
+            ],
+            "errors": [
+                {"policy": e.policy, "resource": e.resource, "message": e.message}
+                for e in self.errors
+            ],
+            "summary": {
+                "resources_evaluated": self.resources_evaluated,
+                "sources": list(self.sources),
+                "mandatory": sum(1 for v in self.violations if v.blocking),
+                "advisory": sum(
+                    1 for v in self.violations
+                    if v.enforcement is Enforcement.ADVISORY and v.waived_by is None
+                ),
+                "waived": sum(1 for v in self.violations if v.waived_by is not None),
+                "cost_delta_per_hour": _sum_known(c.delta_per_hour for c in self.cost),
+            },
+            "cost": [
+                {
+                    "resource": c.resource,
+                    "before_per_hour": c.before_per_hour,
+                    "after_per_hour": c.after_per_hour,
+                    "delta_per_hour": c.delta_per_hour,
+                    "note": c.note,
+                }
+                for c in self.cost
+            ],
+            "policies": [dict(p) for p in self.policies],
+        }
+
+
+def _sum_known(values: Any) -> float | None:
+    known = [v for v in values if v is not None]
+    return round(sum(known), 6) if known else None
