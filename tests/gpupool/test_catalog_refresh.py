@@ -1,0 +1,115 @@
+"""``gpupool catalog refresh`` against a moto server over HTTP (boto3, ``AWS_ENDPOINT_URL``).
+
+The regenerated file must equal the bundled one apart from its timestamp: the shipped catalog
+provably comes from DescribeInstanceTypes plus the recorded price list, not from a hand edit.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from gpupool.catalog.refresh import bundled_data_path
+from gpupool.cli import main
+
+
+def _without_timestamp(doc: dict) -> dict:
+    return {k: v for k, v in doc.items() if k != "generated_at"}
+
+
+def test_refresh_from_moto_reproduces_the_bundled_file(
+    aws_env: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "catalog.json"
+    assert main(["catalog", "refresh", "--output", str(out)]) == 0
+    stdout, _ = capsys.readouterr()
+    new = json.loads(out.read_text())
+    bundled = json.loads(bundled_data_path().read_text())
+    assert _without_timestamp(new) == _without_timestamp(bundled)
+    assert new["source"]["endpoint"].startswith("a moto server")
+    assert aws_env.rsplit(":", 1)[1] not in json.dumps(new["source"])  # no random port recorded
+    assert f"wrote {len(new['types'])} GPU instance types to {out}" in stdout
+    assert "T4 (7)" in stdout and "A10G (" in stdout
+    assert "no recorded price for" in stdout
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_unreachable_endpoint_exits_2_with_one_line(
+    aws_env: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    endpoint = f"http://127.0.0.1:{_closed_port()}"
+    monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+    out = tmp_path / "catalog.json"
+    assert main(["catalog", "refresh", "--output", str(out)]) == 2
+    stdout, stderr = capsys.readouterr()
+    assert stdout == "" and not out.exists()
+    assert len(stderr.splitlines()) == 1
+    assert stderr.startswith(f"gpupool catalog: {endpoint}: expected a reachable EC2 endpoint")
+
+
+def test_no_credentials_exits_2_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+                "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                "AWS_WEB_IDENTITY_TOKEN_FILE"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # never ask 169.254.169.254
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{_closed_port()}")
+    assert main(["catalog", "refresh", "--output", str(tmp_path / "c.json")]) == 2
+    _, stderr = capsys.readouterr()
+    assert stderr.splitlines() == [
+        "gpupool catalog: AWS credentials: expected credentials for DescribeInstanceTypes "
+        "(AWS_PROFILE, AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, or an instance role)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("{not json", "line 1: expected JSON"),
+        ('{"source": "x", "generated_at": "2026-01-01", "region": "us-east-1", "prices": []}',
+         "prices: expected a mapping of instance type"),
+        ('{"source": "x", "generated_at": "2026-01-01", "region": "us-east-1",'
+         ' "prices": {"g4dn.xlarge": 0}}',
+         "prices.g4dn.xlarge: expected a positive number"),
+    ],
+)
+def test_bad_price_list_exits_2_naming_the_key(
+    aws_env: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    content: str,
+    expected: str,
+) -> None:
+    prices = tmp_path / "prices.json"
+    prices.write_text(content)
+    out = tmp_path / "c.json"
+    code = main(["catalog", "refresh", "--output", str(out), "--prices", str(prices)])
+    _, stderr = capsys.readouterr()
+    assert code == 2
+    assert stderr.splitlines() == [stderr.rstrip("\n")]
+    assert stderr.startswith(f"gpupool catalog: {prices}: {expected}")
+
+
+def test_region_without_a_matching_price_list_exits_2(
+    aws_env: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["catalog", "refresh", "--output", str(tmp_path / "c.json"), "--region",
+                 "eu-west-1"])
+    _, stderr = capsys.readouterr()
+    assert code == 2
+    assert "region: expected prices for eu-west-1 (the list is for us-east-1" in stderr
