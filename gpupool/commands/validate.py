@@ -1,4 +1,8 @@
-"""``gpupool validate STACK``."""
+"""``gpupool validate STACK``: check a stack's configuration before any plan or deployment.
+
+Prints what each pool resolves to (the smallest instance type for its GPU), because that choice
+is the kit's, not the user's, and a reviewer should see it.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,14 @@ from gpupool.config import load_stack
 
 def run(args: argparse.Namespace) -> int:
     loaded = load_stack(args.stack)
-    pools = ", ".join(f"{p.name}→{loaded.instance_types[p.name].instance_type}" for p in loaded.config.pools)
-    sys.stdout.write(f"{loaded.path}: valid ({len(loaded.config.pools)} pool(s): {pools})\n")
+    pools = loaded.config.pools
+    out = sys.stdout
+    out.write(f"{loaded.shown_path}: valid, {len(pools)} pool(s)\n")
+    for p in pools:
+        t = loaded.instance_types[p.name]
+        price = "no recorded price" if t.price_per_hour is None else f"${t.price_per_hour:.3f}/h"
+        out.write(
+            f"  {p.name}: {p.gpu} on {p.arch} -> {t.instance_type} "
+            f"({t.gpu_count:g} x {t.gpu_model}, {price}), {p.min_size}..{p.max_size} instances\n"
+        )
     return 0

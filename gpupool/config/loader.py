@@ -2,26 +2,38 @@
 
 The same flat ``namespace:key`` mapping arrives from a stack file (values already parsed) and
 from the Pulumi engine at ``pulumi up`` (object values as JSON strings), so both go through
-:func:`parse_flat_config`.
+:func:`parse_flat_config`. Every problem is reported at once, one line each, as
+``file: key: expected …``: a user fixing a stack should not have to run the tool once per typo.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from gpupool.catalog import Catalog, InstanceType, load_catalog
-from gpupool.config.models import GpuPoolConfig, StackConfig
+from gpupool.config.models import (
+    PATTERN_HINTS,
+    GpuPoolConfig,
+    NetworkConfig,
+    StackConfig,
+    duplicate_names,
+    network_problems,
+    size_problems,
+)
 from gpupool.errors import InputError
 
-NAMESPACE = "gpupool"
+NAMESPACE = "gpupool"  # also the project name, so unqualified keys belong to it (as in Pulumi)
 _REGION_KEY = "aws:region"
+_AMD = ("g4ad", "radeon", "v520")  # g4ad carries AMD Radeon Pro V520 GPUs
 
 
 @dataclass(frozen=True)
@@ -32,6 +44,19 @@ class LoadedStack:
     instance_types: dict[str, InstanceType]  # pool name → resolved smallest instance type
     flat: dict[str, Any]  # the namespaced config as Pulumi would pass it
 
+    @property
+    def shown_path(self) -> str:
+        """The path as a user would type it: relative to the cwd when the file lies under it."""
+        return display_path(self.path)
+
+
+def display_path(path: Path, cwd: Path | None = None) -> str:
+    """``path`` relative to ``cwd`` when under it, else as given: short, copy-pasteable lines."""
+    try:
+        return str(path.resolve().relative_to((cwd or Path.cwd()).resolve()))
+    except (ValueError, OSError):
+        return str(path)
+
 
 def stack_path(stack: str, cwd: Path | None = None) -> Path:
     """STACK is a path to a stack file, or a stack name of the project in ``cwd``."""
@@ -39,16 +64,22 @@ def stack_path(stack: str, cwd: Path | None = None) -> Path:
     candidate = Path(stack)
     if candidate.suffix in {".yaml", ".yml"} or "/" in stack:
         if not candidate.is_file():
-            raise InputError(f"{stack}: no such stack file")
+            raise InputError(f"{stack}: expected a stack file, but there is no such file")
         return candidate
     project = _find_project(cwd)
     if project is None:
-        raise InputError(f"{cwd}: no Pulumi.yaml here or above; name a stack file instead")
+        raise InputError(
+            f"{stack}: expected a stack name of a Pulumi project, but there is no Pulumi.yaml "
+            f"in {cwd} or above; name a stack file instead"
+        )
     config_dir = project.parent / _stack_config_dir(project)
     path = config_dir / f"Pulumi.{stack}.yaml"
     if not path.is_file():
-        known = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in config_dir.glob("Pulumi.*.yaml"))
-        raise InputError(f"{path}: no stack {stack!r} (known: {', '.join(known) or 'none'})")
+        known = sorted(p.name[7:-5] for p in config_dir.glob("Pulumi.*.yaml"))
+        raise InputError(
+            f"{display_path(path, cwd)}: expected a stack file for stack {stack!r}, "
+            f"but there is none (known stacks: {', '.join(known) or 'none'})"
+        )
     return path
 
 
@@ -61,29 +92,54 @@ def _find_project(cwd: Path) -> Path | None:
 
 def _stack_config_dir(project: Path) -> str:
     try:
-        doc = yaml.safe_load(project.read_text()) or {}
+        doc = yaml.load(project.read_text(), Loader=_StrictLoader)
     except yaml.YAMLError as e:
-        raise InputError(f"{project}: not valid YAML ({_yaml_where(e)})") from None
+        raise InputError(
+            f"{display_path(project)}: expected valid YAML ({_yaml_where(e)})"
+        ) from None
     value = doc.get("stackConfigDir", ".") if isinstance(doc, dict) else "."
     return str(value)
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses duplicate keys, which PyYAML would silently let the last win."""
+
+
+def _no_duplicates(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        if isinstance(key, str | int | float | bool) and key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {key!r} appears twice", key_node.start_mark
+            )
+        if isinstance(key, str | int | float | bool):
+            seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicates)
 
 
 def _yaml_where(e: yaml.YAMLError) -> str:
     mark = getattr(e, "problem_mark", None)
     problem = getattr(e, "problem", None) or "syntax error"
-    return f"line {mark.line + 1}: {problem}" if mark is not None else problem
+    return f"line {mark.line + 1}: {problem}" if mark is not None else str(problem)
 
 
 def read_stack_file(path: Path) -> dict[str, Any]:
     """The stack file's ``config`` mapping, flat ``namespace:key`` → value."""
+    shown = display_path(path)
     try:
-        doc = yaml.safe_load(path.read_text())
+        doc = yaml.load(path.read_text(), Loader=_StrictLoader)
     except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror})") from None
+        raise InputError(f"{shown}: cannot read ({e.strerror})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{shown}: expected a UTF-8 text file") from None
     except yaml.YAMLError as e:
-        raise InputError(f"{path}: not valid YAML ({_yaml_where(e)})") from None
+        raise InputError(f"{shown}: expected valid YAML ({_yaml_where(e)})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("config"), dict):
-        raise InputError(f"{path}: config: expected a mapping of Pulumi config keys")
+        raise InputError(f"{shown}: config: expected a mapping of Pulumi config keys")
     return dict(doc["config"])
 
 
@@ -93,91 +149,317 @@ def parse_flat_config(
     """Validate namespaced config; raise :class:`InputError` listing every problem."""
     catalog = catalog or load_catalog()
     data: dict[str, Any] = {}
-    problems: list[str] = []
-    for key, value in flat.items():
-        ns, _, name = str(key).partition(":")
+    names: dict[str, str] = {}  # model key → the config key the user wrote
+    problems: list[tuple[tuple[int, int], str]] = []
+    order: dict[str, int] = {}
+    broken: set[str] = set()  # keys already reported (bad JSON): no "missing" line for them
+    for pos, (key, value) in enumerate(flat.items()):
+        key = str(key)
+        ns, sep, name = key.partition(":")
+        if not sep:  # Pulumi puts unqualified keys in the project's namespace
+            ns, name = NAMESPACE, key
         if key == _REGION_KEY:
-            data["region"] = value
-        elif ns == NAMESPACE and name:
-            if isinstance(value, str) and value[:1] in "[{":
-                try:  # the Pulumi engine hands structured values over as JSON text
-                    value = json.loads(value)
-                except json.JSONDecodeError:
-                    problems.append(f"{source}: {key}: expected JSON for a structured value")
-            data[name] = value
+            name = "region"
+        elif ns != NAMESPACE or not name:
+            close = difflib.get_close_matches(ns, [NAMESPACE], n=1, cutoff=0.7)
+            if close and name:
+                problems.append(
+                    (
+                        (pos, -1),
+                        f"{source}: {key}: expected the {NAMESPACE} namespace "
+                        f"(did you mean {NAMESPACE}:{name}?); other namespaces are ignored",
+                    )
+                )
+            continue
+        if isinstance(value, str) and value.lstrip()[:1] in ("[", "{"):
+            try:  # the Pulumi engine hands structured values over as JSON text
+                value = json.loads(value)
+            except json.JSONDecodeError as e:
+                problems.append(
+                    (
+                        (pos, -1),
+                        f"{source}: {key}: expected valid JSON for a structured value "
+                        f"(line {e.lineno} column {e.colno}: {e.msg})",
+                    )
+                )
+                broken.add(name)
+                continue
+        data[name] = value
+        names[name] = key
+        order[name] = pos
     try:
-        config = StackConfig.model_validate(data)
+        config: StackConfig | None = StackConfig.model_validate(data)
     except ValidationError as e:
-        problems.extend(f"{source}: {_key_path(err['loc'])}: {_expected(err)}" for err in e.errors())
-        raise InputError(problems) from None
-    if problems:
-        raise InputError(problems)
+        config = None
+        for err in e.errors():
+            loc = tuple(err["loc"])
+            if err["type"] == "cross_field" or (loc and loc[0] in broken):
+                continue  # cross-key checks are recomputed below for every pool
+            problems.append((_sort_key(loc, order), _line(source, loc, names, err)))
+        bad = {tuple(err["loc"]) for err in e.errors() if err["type"] != "cross_field"}
+        for loc, expected in _cross_checks(data, bad):
+            problems.append((_sort_key(loc, order), f"{source}: {_key(loc, names)}: {expected}"))
+    pools = data.get("pools")
     resolved: dict[str, InstanceType] = {}
-    for i, pool in enumerate(config.pools):
+    for i, pool in enumerate(pools if isinstance(pools, list) else []):
+        gpu, arch = _gpu_and_arch(pool, i, config)
+        if gpu is None or arch is None:
+            continue
         try:
-            resolved[pool.name] = resolve_pool(pool, catalog)
+            chosen = resolve_gpu(gpu, arch, catalog)
         except ValueError as e:
-            problems.append(f"{source}: {NAMESPACE}:pools[{i}].gpu: {e}")
-    if problems:
-        raise InputError(problems)
-    return config, resolved
+            loc = ("pools", i, "gpu")
+            problems.append((_sort_key(loc, order), f"{source}: {_key(loc, names)}: {e}"))
+            continue
+        if isinstance(pool, dict) and isinstance(pool.get("name"), str):
+            resolved[pool["name"].strip()] = chosen
+    if problems or config is None:
+        problems.sort(key=lambda p: p[0])
+        raise InputError([line for _, line in problems])
+    return config, {p.name: resolved[p.name] for p in config.pools}
+
+
+def _gpu_and_arch(pool: Any, i: int, config: StackConfig | None) -> tuple[str | None, str | None]:
+    """The pool's GPU and arch when both are valid, so a bad size never hides a bad GPU."""
+    if config is not None:
+        return config.pools[i].gpu, config.pools[i].arch
+    if not isinstance(pool, dict):
+        return None, None
+    valid = _valid_fields(GpuPoolConfig, pool)
+    return valid.get("gpu"), valid.get("arch")
+
+
+def _cross_checks(data: dict[str, Any], bad: set[tuple[Any, ...]]) -> list[tuple[tuple, str]]:
+    """Checks between keys, run on whatever values are individually valid.
+
+    pydantic runs a model's own cross-key validators only when all of its fields are valid; these
+    run regardless, so that min > max shows up together with a typo elsewhere in the pool.
+    """
+    out: list[tuple[tuple, str]] = []
+    network = data.get("network")
+    if isinstance(network, dict):
+        v = _valid_fields(NetworkConfig, network, bad, ("network",))
+        if {"create_vpc", "vpc_id", "subnet_ids"} <= v.keys():
+            for key, expected in network_problems(v["create_vpc"], v["vpc_id"], v["subnet_ids"]):
+                out.append((("network", key), expected))
+    pools = data.get("pools")
+    if not isinstance(pools, list):
+        return out
+    for i, pool in enumerate(pools):
+        if not isinstance(pool, dict):
+            continue
+        v = _valid_fields(GpuPoolConfig, pool, bad, ("pools", i))
+        if {"min_size", "max_size", "desired_capacity", "on_demand_base"} <= v.keys():
+            problems = size_problems(
+                v["min_size"], v["max_size"], v["desired_capacity"], v["on_demand_base"]
+            )
+            out.extend((("pools", i, key), expected) for key, expected in problems)
+    raw_names = [p.get("name") if isinstance(p, dict) else None for p in pools]
+    # unnamed pools get a placeholder that can never collide with a real name
+    names = [n.strip() if isinstance(n, str) else f"\0{i}" for i, n in enumerate(raw_names)]
+    for i, name in duplicate_names(names):
+        out.append((("pools", i, "name"), f"expected a unique name, {name!r} is used twice"))
+    return out
+
+
+@cache
+def _adapter(model: type[BaseModel], field: str) -> TypeAdapter[Any]:
+    info = model.model_fields[field]
+    if not info.metadata:
+        return TypeAdapter(info.annotation)
+    return TypeAdapter(Annotated[info.annotation, *info.metadata])
+
+
+def _valid_fields(
+    model: type[BaseModel],
+    raw: dict[str, Any],
+    bad: set[tuple[Any, ...]] | None = None,
+    prefix: tuple[Any, ...] = (),
+) -> dict[str, Any]:
+    """Field name → validated value for each field of ``raw`` that is valid on its own.
+
+    Absent fields take their defaults; fields named in ``bad`` (error locations) are left out.
+    """
+    out: dict[str, Any] = {}
+    bad_keys = {
+        loc[len(prefix)]
+        for loc in (bad or set())
+        if loc[: len(prefix)] == prefix and len(loc) > len(prefix)
+    }
+    for name, info in model.model_fields.items():
+        alias = info.alias or name
+        if alias in bad_keys:
+            continue
+        if alias not in raw and name not in raw:
+            if not info.is_required():
+                out[name] = info.get_default(call_default_factory=True)
+            continue
+        value = raw[alias] if alias in raw else raw[name]
+        if isinstance(value, str):
+            value = value.strip()
+        try:
+            out[name] = _adapter(model, name).validate_python(value)
+        except ValidationError:
+            continue
+    return out
+
+
+def _sort_key(loc: tuple[Any, ...], order: Mapping[str, int]) -> tuple[int, int]:
+    """Problems in file order: by top-level key, then by pool."""
+    top = order.get(str(loc[0]), len(order)) if loc else -1
+    item = loc[1] if len(loc) > 1 and isinstance(loc[1], int) else -1
+    return (top, item)
+
+
+def _key(loc: tuple[Any, ...], names: Mapping[str, str]) -> str:
+    """``('pools', 0, 'minSize')`` → ``gpupool:pools[0].minSize`` (as the user wrote the key)."""
+    if not loc:
+        return f"{NAMESPACE}:"
+    head = str(loc[0])
+    out = names.get(head) or (_REGION_KEY if head == "region" else f"{NAMESPACE}:{head}")
+    for part in loc[1:]:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def _line(source: str, loc: tuple[Any, ...], names: Mapping[str, str], err: Any) -> str:
+    return f"{source}: {_key(loc, names)}: {_expected(err, loc)}"
+
+
+def _describe(value: Any) -> str:
+    """A value as a YAML user would recognise it."""
+    if value is None:
+        return "null (no value)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _num(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+_KIND = {
+    "string_type": "text",
+    "int_type": "a whole number",
+    "int_parsing": "a whole number",
+    "int_from_float": "a whole number",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "list_type": "a list",
+    "dict_type": "a mapping of keys to values",
+    "model_type": "a mapping of keys to values",
+    "model_attributes_type": "a mapping of keys to values",
+}
+
+
+def _expected(err: Mapping[str, Any], loc: tuple[Any, ...]) -> str:
+    kind = err["type"]
+    ctx = err.get("ctx") or {}
+    got = _describe(err.get("input"))
+    if kind == "extra_forbidden":
+        known = _known_keys(loc[:-1])
+        close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6)
+        if close:
+            return f"expected a known key, not this one (did you mean {close[0]}?)"
+        return f"expected a known key, not this one (known: {', '.join(known)})"
+    if kind == "missing":
+        return "expected a value: this key is required"
+    if kind in _KIND:
+        return f"expected {_KIND[kind]}, got {got}"
+    if kind == "literal_error":
+        return f"expected {ctx.get('expected')}, got {got}"
+    if kind == "greater_than_equal":
+        return f"expected at least {_num(ctx.get('ge'))}, got {got}"
+    if kind == "less_than_equal":
+        return f"expected at most {_num(ctx.get('le'))}, got {got}"
+    if kind == "too_short":
+        return f"expected at least {ctx.get('min_length')} item(s), got {ctx.get('actual_length')}"
+    if kind == "too_long":
+        return f"expected at most {ctx.get('max_length')} items, got {ctx.get('actual_length')}"
+    if kind == "string_too_short":
+        return f"expected at least {ctx.get('min_length')} character(s), got {got}"
+    if kind == "string_too_long":
+        return f"expected at most {ctx.get('max_length')} characters, got {got}"
+    if kind == "string_pattern_mismatch":
+        pattern = str(ctx.get("pattern"))
+        return f"expected {PATTERN_HINTS.get(pattern, f'text matching {pattern}')}, got {got}"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    if kind == "value_error" and msg.startswith("expected"):
+        return msg
+    return f"expected a valid value ({msg[:1].lower()}{msg[1:]}), got {got}"
+
+
+def _known_keys(loc: tuple[Any, ...]) -> list[str]:
+    """The keys a user may write at ``loc`` (a model's aliases)."""
+    model: type[BaseModel] = StackConfig
+    if loc[:1] == ("network",):
+        model = NetworkConfig
+    elif loc[:1] == ("pools",):
+        model = GpuPoolConfig
+    return [info.alias or name for name, info in model.model_fields.items()]
 
 
 def resolve_pool(pool: GpuPoolConfig, catalog: Catalog) -> InstanceType:
     """The smallest instance type that carries the pool's GPU model (or family) on its arch."""
-    if pool.gpu.casefold().startswith("g4ad"):
-        raise ValueError("g4ad carries AMD GPUs: the NVIDIA tooling the pool relies on does not apply")
-    chosen = catalog.smallest_for(pool.gpu, pool.arch)
-    if chosen is None:  # maybe a family name such as g4dn or g5g
-        family = [
-            t
-            for t in catalog
-            if t.family == pool.gpu.casefold() and t.arch == pool.arch and not t.is_partitioned
-        ]
-        if family:
-            chosen = catalog.smallest_for(family[0].gpu_model, pool.arch)
-    if chosen is None:
-        models = [m for m in catalog.gpu_models() if catalog.smallest_for(m, pool.arch)]
+    return resolve_gpu(pool.gpu, pool.arch, catalog)
+
+
+def resolve_gpu(gpu: str, arch: str, catalog: Catalog) -> InstanceType:
+    """The smallest whole-GPU type for a GPU model (T4, a10g) or family (g4dn) on ``arch``.
+
+    Raises ``ValueError`` whose text says what was expected, for the caller to put after the key.
+    """
+    wanted = gpu.strip().casefold()
+    if wanted.startswith(_AMD) or "radeon" in wanted:
         raise ValueError(
-            f"expected a GPU model or family available on {pool.arch}, got {pool.gpu!r} "
-            f"(models: {', '.join(models)})"
+            f"expected an NVIDIA GPU, got {gpu!r}: g4ad carries AMD Radeon Pro V520 GPUs, and the "
+            "NVIDIA driver, nvidia_gpu metrics and CUDA tooling the pool relies on do not apply"
+        )
+    gpu = gpu.strip()
+    chosen = catalog.smallest_for(gpu, arch)
+    if chosen is None:  # maybe a family name such as g4dn or g5g
+        family = [t for t in catalog if t.family == wanted and not t.is_partitioned]
+        on_arch = [t for t in family if t.arch == arch]
+        if on_arch:
+            chosen = catalog.smallest_for(on_arch[0].gpu_model, arch)
+        elif family:
+            raise ValueError(
+                f"expected a GPU family available on {arch}, got {gpu!r}, which is "
+                f"{family[0].arch} only (set arch: {family[0].arch})"
+            )
+    if chosen is None:
+        elsewhere = [a for a in ("x86_64", "arm64") if a != arch and catalog.smallest_for(gpu, a)]
+        if elsewhere:
+            raise ValueError(
+                f"expected a GPU model available on {arch}, got {gpu!r}, which is "
+                f"{elsewhere[0]} only (set arch: {elsewhere[0]})"
+            )
+        models = [m for m in catalog.gpu_models() if catalog.smallest_for(m, arch)]
+        close = difflib.get_close_matches(gpu, models, n=1, cutoff=0.5)
+        hint = f"did you mean {close[0]}? " if close else ""
+        raise ValueError(
+            f"expected a GPU model or family available on {arch}, got {gpu!r} "
+            f"({hint}models: {', '.join(models)}; or a family such as g4dn)"
         )
     if chosen.gpu_maker.upper() != "NVIDIA":
-        raise ValueError(f"{chosen.instance_type} carries {chosen.gpu_maker} GPUs; expected NVIDIA")
+        raise ValueError(
+            f"expected an NVIDIA GPU, got {chosen.gpu_maker} on {chosen.instance_type}"
+        )
     return chosen
 
 
 def load_stack(stack: str, cwd: Path | None = None) -> LoadedStack:
+    """Find, read and validate a stack (a name or a file), resolving each pool's instance type."""
     path = stack_path(stack, cwd)
     flat = read_stack_file(path)
-    config, resolved = parse_flat_config(flat, str(path))
+    config, resolved = parse_flat_config(flat, display_path(path, cwd))
     name = path.name.removeprefix("Pulumi.").removesuffix(".yaml").removesuffix(".yml")
     return LoadedStack(name=name, path=path, config=config, instance_types=resolved, flat=flat)
-
-
-def _key_path(loc: tuple[Any, ...]) -> str:
-    out = NAMESPACE
-    for i, part in enumerate(loc):
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif i == 0:
-            out = _REGION_KEY if part == "region" else f"{NAMESPACE}:{part}"
-        else:
-            out += f".{part}"
-    return out
-
-
-def _expected(err: Mapping[str, Any]) -> str:
-    kind = err["type"]
-    got = err.get("input")
-    if kind == "extra_forbidden":
-        return "unknown key (check its spelling)"
-    if kind == "missing":
-        return "required key is missing"
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    if kind in {"string_type", "int_type", "float_type", "bool_type", "list_type", "dict_type",
-                "model_type", "int_parsing", "float_parsing", "bool_parsing"}:
-        return f"{msg.lower()}, got {type(got).__name__} {got!r}"
-    if kind == "literal_error":
-        return f"{msg.lower()}, got {got!r}"
-    return msg if kind == "value_error" else f"{msg}, got {got!r}"

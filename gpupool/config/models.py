@@ -10,15 +10,80 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Sequence
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
 Arch = Literal["x86_64", "arm64"]
 Environment = Literal["dev", "staging", "prod", "sandbox", "test"]
 _NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")
 _TAG_VALUE = re.compile(r"^[A-Za-z0-9_ .:/=+\-@]+$")
+_VPC_ID = r"^vpc-[0-9a-f]{8,17}$"
+_SUBNET_ID = r"^subnet-[0-9a-f]{8,17}$"
+_REGION = r"^[a-z]{2}(-gov)?-[a-z]+-\d$"
+
+# What each pattern means, in words a user can act on (pydantic would print the regex).
+PATTERN_HINTS: dict[str, str] = {
+    _NAME.pattern: "a lowercase name of 2-32 characters (a-z, 0-9, '-') that starts with a "
+    "letter and does not end with '-', such as inference",
+    _TAG_VALUE.pattern: "a tag value of letters, digits, spaces and _ . : / = + - @",
+    _VPC_ID: "a VPC id such as vpc-0a1b2c3d4e5f67890",
+    _SUBNET_ID: "a subnet id such as subnet-0a1b2c3d4e5f67890",
+    _REGION: "an AWS region such as us-east-1",
+}
+
+
+def cross_field_error(field: str, expected: str) -> PydanticCustomError:
+    """An error about one key that depends on others; the loader reports it under ``field``."""
+    return PydanticCustomError(
+        "cross_field", "{field}: {expected}", {"field": field, "expected": expected}
+    )
+
+
+def size_problems(
+    min_size: int, max_size: int, desired: int | None, on_demand_base: int
+) -> list[tuple[str, str]]:
+    """(key, expectation) for every inconsistency between a pool's sizes."""
+    out: list[tuple[str, str]] = []
+    if min_size > max_size:
+        out.append(("minSize", f"expected at most maxSize ({max_size}), got {min_size}"))
+    elif desired is not None and not min_size <= desired <= max_size:
+        out.append(
+            (
+                "desiredCapacity",
+                f"expected a value between minSize ({min_size}) and maxSize ({max_size}), "
+                f"got {desired}",
+            )
+        )
+    if on_demand_base > max_size:
+        out.append(("onDemandBase", f"expected at most maxSize ({max_size}), got {on_demand_base}"))
+    return out
+
+
+def network_problems(
+    create_vpc: bool, vpc_id: str | None, subnet_ids: Sequence[str]
+) -> list[tuple[str, str]]:
+    """(key, expectation) when the network is neither an existing VPC nor one to create."""
+    if create_vpc and (vpc_id or subnet_ids):
+        key = "vpcId" if vpc_id else "subnetIds"
+        return [(key, "expected no existing VPC or subnets when createVpc is true")]
+    if not create_vpc and not (vpc_id and subnet_ids):
+        return [("createVpc", "expected createVpc: true, or vpcId together with subnetIds")]
+    return []
+
+
+def duplicate_names(names: Sequence[object]) -> list[tuple[int, str]]:
+    """(index, name) of every pool that reuses an earlier pool's name."""
+    seen: set[object] = set()
+    out: list[tuple[int, str]] = []
+    for i, name in enumerate(names):
+        if name in seen:
+            out.append((i, str(name)))
+        seen.add(name)
+    return out
 
 
 class _Model(BaseModel):
@@ -34,8 +99,8 @@ class _Model(BaseModel):
 class NetworkConfig(_Model):
     """Either an existing VPC and its private subnets, or a VPC the stack creates."""
 
-    vpc_id: Annotated[str | None, Field(pattern=r"^vpc-[0-9a-f]{8,17}$")] = None
-    subnet_ids: list[Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")]] = []
+    vpc_id: Annotated[str | None, Field(pattern=_VPC_ID)] = None
+    subnet_ids: list[Annotated[str, Field(pattern=_SUBNET_ID)]] = []
     create_vpc: bool = False
     cidr: str = "10.64.0.0/16"
     az_count: Annotated[int, Field(ge=1, le=6)] = 2
@@ -45,18 +110,18 @@ class NetworkConfig(_Model):
     def _cidr(cls, v: str) -> str:
         try:
             net = ipaddress.ip_network(v, strict=True)
-        except ValueError as e:
-            raise ValueError(f"expected an IPv4 CIDR such as 10.64.0.0/16 ({e})") from None
+        except ValueError:
+            raise ValueError(
+                f"expected an IPv4 network address with a prefix, such as 10.64.0.0/16, got {v!r}"
+            ) from None
         if net.version != 4 or not 16 <= net.prefixlen <= 24:
-            raise ValueError("expected an IPv4 CIDR with a prefix between /16 and /24")
+            raise ValueError(f"expected an IPv4 CIDR with a prefix between /16 and /24, got {v!r}")
         return v
 
     @model_validator(mode="after")
     def _one_way(self) -> NetworkConfig:
-        if self.create_vpc and (self.vpc_id or self.subnet_ids):
-            raise ValueError("set either createVpc: true or vpcId with subnetIds, not both")
-        if not self.create_vpc and not (self.vpc_id and self.subnet_ids):
-            raise ValueError("expected createVpc: true, or vpcId together with subnetIds")
+        for key, expected in network_problems(self.create_vpc, self.vpc_id, self.subnet_ids):
+            raise cross_field_error(key, expected)
         return self
 
 
@@ -83,16 +148,10 @@ class GpuPoolConfig(_Model):
 
     @model_validator(mode="after")
     def _sizes(self) -> GpuPoolConfig:
-        if self.min_size > self.max_size:
-            raise ValueError(f"minSize ({self.min_size}) must not exceed maxSize ({self.max_size})")
-        d = self.desired_capacity
-        if d is not None and not self.min_size <= d <= self.max_size:
-            raise ValueError(
-                f"desiredCapacity ({d}) must lie between minSize ({self.min_size}) "
-                f"and maxSize ({self.max_size})"
-            )
-        if self.on_demand_base > self.max_size:
-            raise ValueError(f"onDemandBase ({self.on_demand_base}) exceeds maxSize")
+        for key, expected in size_problems(
+            self.min_size, self.max_size, self.desired_capacity, self.on_demand_base
+        ):
+            raise cross_field_error(key, expected)
         return self
 
 
@@ -100,7 +159,7 @@ class StackConfig(_Model):
     """Everything one stack declares. Validated before any resource is declared."""
 
     environment: Environment
-    region: Annotated[str, Field(pattern=r"^[a-z]{2}(-gov)?-[a-z]+-\d$")] = "us-east-1"
+    region: Annotated[str, Field(pattern=_REGION)] = "us-east-1"
     team: Annotated[str, Field(min_length=1, max_length=64, pattern=_TAG_VALUE.pattern)]
     cost_center: Annotated[str, Field(min_length=1, max_length=64, pattern=_TAG_VALUE.pattern)]
     tags: dict[str, Annotated[str, Field(max_length=256)]] = {}
@@ -109,11 +168,10 @@ class StackConfig(_Model):
 
     @model_validator(mode="after")
     def _unique_pool_names(self) -> StackConfig:
-        seen: set[str] = set()
-        for p in self.pools:
-            if p.name in seen:
-                raise ValueError(f"pool name {p.name!r} is used twice")
-            seen.add(p.name)
+        for i, name in duplicate_names([p.name for p in self.pools]):
+            raise cross_field_error(
+                f"pools[{i}].name", f"expected a unique name, {name!r} is used twice"
+            )
         return self
 
     def chargeback(self, pool: GpuPoolConfig) -> dict[str, str]:

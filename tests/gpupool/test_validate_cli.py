@@ -1,0 +1,104 @@
+"""``gpupool validate STACK`` in a real process: exit codes, one line per problem, no traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+BAD_STACK = textwrap.dedent(
+    """\
+    config:
+      aws:region: us-east-1
+      gpupool:environment: dev
+      gpupool:team: ml-platform
+      gpupool:costCentre: cc-1
+      gpupool:network:
+        createVpc: true
+        cidr: 10.64.0.0/33
+      gpupool:pools:
+        - name: inference
+          gpu: T5
+          minSize: 5
+          maxSize: 4
+        - name: amd
+          gpu: g4ad
+          maxSize: two
+        - name: inference
+          gpu: T4
+          maxSize: 2
+    """
+)
+
+
+def gpupool(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-m", "gpupool", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
+def test_shipped_stacks_are_valid_by_name(stack: str) -> None:
+    proc = gpupool("validate", stack)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"stacks/Pulumi.{stack}.yaml: valid, ")
+    assert "inference: T4 on x86_64 -> g4dn.xlarge" in proc.stdout
+
+
+def test_stack_as_a_path_from_another_directory(tmp_path: Path) -> None:
+    proc = gpupool("validate", str(ROOT / "stacks" / "Pulumi.dev.yaml"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"{ROOT}/stacks/Pulumi.dev.yaml: valid, 2 pool(s)")
+    assert "arm-inference: T4g on arm64 -> g5g.xlarge" in proc.stdout
+
+
+def test_bad_stack_reports_every_error_with_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "Pulumi.bad.yaml").write_text(BAD_STACK)
+    proc = gpupool("validate", "Pulumi.bad.yaml", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    keys = [line.split(": ")[2] for line in lines]
+    assert keys == [
+        "gpupool:costCentre",
+        "gpupool:network.cidr",
+        "gpupool:pools[0].minSize",
+        "gpupool:pools[0].gpu",
+        "gpupool:pools[1].maxSize",
+        "gpupool:pools[1].gpu",
+        "gpupool:pools[2].name",
+        "gpupool:costCenter",
+    ]
+    for line in lines:
+        assert line.startswith("gpupool validate: Pulumi.bad.yaml: gpupool:")
+        assert line.split(": ", 3)[3].startswith("expected")
+
+
+def test_unknown_stack_name_is_one_line(tmp_path: Path) -> None:
+    proc = gpupool("validate", "qa")
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        "gpupool validate: stacks/Pulumi.qa.yaml: expected a stack file for stack 'qa', but "
+        "there is none (known stacks: dev, prod, staging)"
+    ]
+
+
+def test_invalid_yaml_is_one_line(tmp_path: Path) -> None:
+    f = tmp_path / "Pulumi.broken.yaml"
+    f.write_text("config:\n  gpupool:pools: [\n")
+    proc = gpupool("validate", str(f), cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("gpupool validate: Pulumi.broken.yaml: expected valid YAML (line ")
