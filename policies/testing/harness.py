@@ -3,9 +3,9 @@
 There is no official test harness for policy packs (pulumi-policy#445); unit-testing the
 validation functions skips the parts that break in production: the pack's start-up, config
 delivery, the wire encoding of unknowns and secrets, and what the CLI is finally shown. This
-harness starts the pack's program as a subprocess (``python -u -m pulumi.policy <addr> <dir>``),
-reads the port it prints, and speaks ``pulumirpc.Analyzer`` with the protobuf messages shipped in
-the ``pulumi`` package::
+harness starts the pack's program as a subprocess (``python -u -m pulumi.policy <addr> .`` in the
+pack's directory), reads the port it prints, and speaks ``pulumirpc.Analyzer`` with the protobuf
+messages shipped in the ``pulumi`` package::
 
     from policies.testing import PolicyPackHarness, UNKNOWN
 
@@ -109,7 +109,7 @@ class PolicyPackHarness:
         self.pack_dir = pack_dir_of(pack_dir)
         self.stack, self.project = stack, project
         self.rpc_timeout = rpc_timeout
-        self._command = list(command) if command else cli_command(self.pack_dir, python)
+        self._command = list(command) if command else cli_command(python)
         self._env = dict(env or {})
         self._startup_timeout = startup_timeout
         self._process: PackProcess | None = None

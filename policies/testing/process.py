@@ -1,6 +1,7 @@
 """Start a policy pack's program the way the Pulumi CLI does, and stop it again.
 
-The CLI runs a Python pack as ``python -u -m pulumi.policy <engine-address> <pack-dir>``; the pack
+The CLI runs a Python pack as ``python -u -m pulumi.policy <engine-address> .`` in the pack's
+directory (pulumi/pkg/resource/plugin/analyzer_plugin.go, ``NewPolicyAnalyzer``); the pack
 starts a gRPC server on 127.0.0.1 and writes the port as the first line on stdout. Anything else
 (a crash on import, a syntax error, a missing dependency) shows up on stderr, which is kept in a
 file so that a failed start can say why.
@@ -28,9 +29,9 @@ class PackStartError(RuntimeError):
     """The pack did not print a port: it exited, or it said nothing in time."""
 
 
-def cli_command(pack_dir: str | os.PathLike[str], python: str | None = None) -> list[str]:
-    """The command line the Pulumi CLI's Python language host uses for a policy pack."""
-    return [python or sys.executable, "-u", "-m", "pulumi.policy", _NO_ENGINE, str(pack_dir)]
+def cli_command(python: str | None = None) -> list[str]:
+    """The command line the CLI's ``pulumi-analyzer-policy-python`` shim runs (cwd: the pack)."""
+    return [python or sys.executable, "-u", "-m", "pulumi.policy", _NO_ENGINE, "."]
 
 
 class PackProcess:

@@ -1,0 +1,1 @@
+"""The CrossGuard side of gpupool: the engine's rules served as a pulumi-policy pack."""

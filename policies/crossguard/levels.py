@@ -1,0 +1,121 @@
+"""Per-diagnostic enforcement levels inside a pulumi-policy pack.
+
+pulumi-policy reports every violation of a policy at the policy's level. gpupool's rules also
+say two other things: "cannot verify" (reported at the rule's ``unknownEnforcement``, advisory by
+default, never stricter than the rule) and pure information (a change to another GPU model,
+always advisory). The CLI honours the level of each diagnostic, so the pack's servicer hands
+policies a reporter that can report at a chosen level. The hook is one protected method of
+pulumi-policy's servicer; if a future SDK changes it, :func:`leveled_servicer` returns None and
+every finding is reported at the policy's level, which is stricter, never laxer.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import grpc
+import pulumi_policy.policy as sdk
+from pulumi_policy import EnforcementLevel, ReportViolation
+
+from policies.rules.base import Enforcement, Finding
+
+log = logging.getLogger(__name__)
+
+_RANK = {EnforcementLevel.DISABLED: 0, EnforcementLevel.ADVISORY: 1,
+         EnforcementLevel.MANDATORY: 2, EnforcementLevel.REMEDIATE: 2}
+TO_SDK = {
+    Enforcement.MANDATORY: EnforcementLevel.MANDATORY,
+    Enforcement.ADVISORY: EnforcementLevel.ADVISORY,
+    Enforcement.DISABLED: EnforcementLevel.DISABLED,
+}
+
+
+def finding_level(finding: Finding, in_force: EnforcementLevel, params: Any) -> EnforcementLevel:
+    """The level a finding is reported at, as the engine decides it."""
+    if finding.advisory_only:
+        return EnforcementLevel.ADVISORY
+    if finding.unknown:
+        wanted = TO_SDK[Enforcement(getattr(params, "unknown_enforcement", "advisory"))]
+        return wanted if _RANK[wanted] <= _RANK[in_force] else in_force
+    return in_force
+
+
+class LeveledReport:
+    """A ``report_violation`` that can also report at another level: ``report.at(level)``."""
+
+    def __init__(self, make: Callable[[EnforcementLevel], ReportViolation],
+                 level: EnforcementLevel) -> None:
+        self._make = make
+        self.level = level
+        self._by_level: dict[EnforcementLevel, ReportViolation] = {}
+
+    def at(self, level: EnforcementLevel) -> ReportViolation:
+        if level not in self._by_level:
+            self._by_level[level] = self._make(level)
+        return self._by_level[level]
+
+    def __call__(self, message: str, urn: str | None = None) -> None:
+        self.at(self.level)(message, urn)
+
+
+ConfigCheck = Callable[[str, Mapping[str, Any]], list[str]]
+
+
+def leveled_servicer(config_checks: Mapping[str, ConfigCheck], pack_name: str) -> type | None:
+    """pulumi-policy's servicer with per-level reporting and config validation at Configure.
+
+    ``config_checks`` maps a policy name to a function of (enforcement, properties) returning
+    problems; a Configure carrying any problem (or naming a policy the pack lacks) is refused
+    with INVALID_ARGUMENT, so ``pulumi preview`` stops with the message before analysing.
+    """
+    base = getattr(sdk, "_PolicyAnalyzerServicer", None)
+    if base is None or not callable(getattr(base, "_create_report_violation", None)):
+        log.warning("pulumi-policy internals changed: findings keep their policy's level")
+        return None
+
+    class LeveledServicer(base):  # type: ignore[misc,valid-type]
+        def _create_report_violation(  # type: ignore[no-untyped-def]
+            self, response, policy_name, policy_description, enforcement_level, severity=None
+        ) -> LeveledReport:
+            parent = super()._create_report_violation
+
+            def make(level: EnforcementLevel) -> ReportViolation:
+                return parent(response, policy_name, policy_description, level, severity)
+
+            return LeveledReport(make, enforcement_level)
+
+        def Configure(self, request, context):  # type: ignore[no-untyped-def]
+            result = super().Configure(request, context)
+            problems = configure_problems(request, config_checks, pack_name)
+            if problems:
+                context.abort(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    f"invalid policy pack config for {pack_name}:\n" + "\n".join(problems),
+                )
+            return result
+
+    return LeveledServicer
+
+
+def configure_problems(request: Any, checks: Mapping[str, ConfigCheck], pack_name: str
+                       ) -> list[str]:
+    from google.protobuf import json_format
+    from pulumi.runtime.proto import analyzer_pb2
+
+    names = {analyzer_pb2.MANDATORY: "mandatory", analyzer_pb2.ADVISORY: "advisory",
+             analyzer_pb2.DISABLED: "disabled", analyzer_pb2.REMEDIATE: "remediate"}
+    problems: list[str] = []
+    for name, entry in sorted(request.policyConfig.items()):
+        if name == "all":
+            continue
+        check = checks.get(name)
+        if check is None:
+            problems.append(
+                f"{name}: pack {pack_name} has no such policy (known: {', '.join(sorted(checks))})"
+            )
+            continue
+        level = names.get(entry.enforcementLevel, "advisory")
+        problems.extend(check(level, json_format.MessageToDict(entry.properties)))
+    return problems
