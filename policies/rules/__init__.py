@@ -1,1 +1,41 @@
-"""The policy rules, one module per policy ID (see base.py for what a rule is)."""
+"""The policy rules, one module per policy ID (see base.py for what a rule is).
+
+``ALL_RULES`` is the order reports and docs list them in; rule objects are stateless and shared
+by the engine, the CrossGuard pack, the docs and the tests.
+"""
+
+from __future__ import annotations
+
+from policies.rules.base import Rule
+from policies.rules.ebs_encrypted import RULE as EBS_ENCRYPTED
+from policies.rules.gpu_chargeback_tags import RULE as GPU_CHARGEBACK_TAGS
+from policies.rules.gpu_no_vertical_upsize import RULE as GPU_NO_VERTICAL_UPSIZE
+from policies.rules.gpu_pool_scales_on_utilisation import RULE as GPU_POOL_SCALES
+from policies.rules.gpu_smallest_instance import RULE as GPU_SMALLEST_INSTANCE
+from policies.rules.imdsv2_required import RULE as IMDSV2_REQUIRED
+
+ALL_RULES: tuple[Rule, ...] = (
+    GPU_NO_VERTICAL_UPSIZE,
+    GPU_SMALLEST_INSTANCE,
+    GPU_POOL_SCALES,
+    GPU_CHARGEBACK_TAGS,
+    IMDSV2_REQUIRED,
+    EBS_ENCRYPTED,
+)
+
+_BY_ID = {r.meta.id: r for r in ALL_RULES}
+
+
+def get_rule(rule_id: str) -> Rule:
+    """The rule with this policy ID; KeyError names the known IDs."""
+    try:
+        return _BY_ID[rule_id]
+    except KeyError:
+        raise KeyError(f"unknown policy {rule_id!r} (known: {', '.join(_BY_ID)})") from None
+
+
+def rule_ids() -> tuple[str, ...]:
+    return tuple(_BY_ID)
+
+
+__all__ = ["ALL_RULES", "Rule", "get_rule", "rule_ids"]

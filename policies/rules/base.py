@@ -12,12 +12,22 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
 
 from gpupool.catalog import Catalog
-from policies.model import ChangeKind, ResourceChange, ResourceKind, normalise_inputs, resource_kind
+from policies.facts import PlanIndex
+from policies.model import (
+    UNKNOWN,
+    ChangeKind,
+    ResourceChange,
+    ResourceKind,
+    normalise_inputs,
+    resource_kind,
+)
 
 
 class Enforcement(StrEnum):
@@ -26,8 +36,27 @@ class Enforcement(StrEnum):
     DISABLED = "disabled"
 
 
-class NoParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class RuleParams(BaseModel):
+    """Parameters every rule takes; rule modules subclass this with their own.
+
+    Field names are snake_case in Python and camelCase in configuration (the aliases), exactly
+    as Pulumi's ``--policy-pack-config`` spells them, so one config file serves both tools.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
+    )
+
+    unknown_enforcement: Literal[Enforcement.MANDATORY, Enforcement.ADVISORY] = Field(
+        default=Enforcement.ADVISORY,
+        description=(
+            "Level at which 'cannot verify' findings (values unknown until apply) are reported; "
+            "never stricter than the policy's own enforcement. They are never a silent pass."
+        ),
+    )
+
+
+NoParams = RuleParams  # a rule without parameters of its own still takes unknownEnforcement
 
 
 @dataclass(frozen=True)
@@ -38,7 +67,7 @@ class RuleMeta:
     rationale: str
     scope: Literal["resource", "stack"]
     kinds: frozenset[ResourceKind]  # resource kinds the rule looks at
-    params: type[BaseModel] = NoParams
+    params: type[RuleParams] = RuleParams
     # Does the rule need old inputs (the CrossGuard pack feeds them from a baseline)?
     needs_old_inputs: bool = False
 
@@ -62,18 +91,26 @@ class Finding:
 @dataclass(frozen=True)
 class RuleContext:
     catalog: Catalog
-    params: BaseModel
+    params: Any  # an instance of the rule's ``meta.params`` model
     # Every change of the plan by address, so a rule can follow references (policy → group).
     index: Mapping[str, ResourceChange] = field(default_factory=dict)
+    # The plan's link index; the engine builds one per plan and shares it between rules. When
+    # absent (the CrossGuard pack, tests) it is built from ``index`` on first use.
+    plan_index: PlanIndex | None = None
+
+    @cached_property
+    def plan(self) -> PlanIndex:
+        return self.plan_index if self.plan_index is not None else PlanIndex(self.index.values())
 
 
 @dataclass(frozen=True)
 class Example:
     """A sample the docs show and the tests run: resources, and whether the rule allows them.
 
-    Each resource is ``{"type", "name", "new", "old"?, "change"?, "references"?}`` with inputs
-    written as a Pulumi user would (camelCase); they pass through the same normalisation as
-    any source.
+    Each resource is ``{"type", "name", "new", "old"?, "change"?, "references"?, "address"?}``
+    with inputs written as a Pulumi user would (camelCase) or as a Terraform plan holds them
+    (snake_case, nested blocks as lists); they pass through the same normalisation as any
+    source. The string ``(known after apply)`` stands for a value unknown until apply.
     """
 
     title: str
@@ -81,6 +118,8 @@ class Example:
     resources: Sequence[Mapping[str, Any]]
     params: Mapping[str, Any] = field(default_factory=dict)
     message_contains: Sequence[str] = ()  # for denied examples: phrases the message must hold
+    # For denied examples: the finding is a "cannot verify" one (reported at unknownEnforcement).
+    unknown: bool = False
 
     def changes(self) -> list[ResourceChange]:
         out = []
@@ -97,8 +136,8 @@ class Example:
                     type=r["type"],
                     name=r["name"],
                     change=ChangeKind(r.get("change", default)),
-                    new=None if new is None else normalise_inputs(new),
-                    old=None if old is None else normalise_inputs(old),
+                    new=None if new is None else _unknowns(normalise_inputs(new)),
+                    old=None if old is None else _unknowns(normalise_inputs(old)),
                     source="example",
                     kind=resource_kind(r["type"]),
                     references=dict(r.get("references", {})),
@@ -107,9 +146,41 @@ class Example:
         return out
 
 
+KNOWN_AFTER_APPLY = "(known after apply)"
+
+
+def _unknowns(value: Any) -> Any:
+    """Example inputs: Terraform's ``(known after apply)`` marker becomes :data:`UNKNOWN`."""
+    if value == KNOWN_AFTER_APPLY:
+        return UNKNOWN
+    if isinstance(value, Mapping):
+        return {k: _unknowns(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unknowns(v) for v in value]
+    return value
+
+
 class Rule(ABC):
     meta: ClassVar[RuleMeta]
     examples: ClassVar[Sequence[Example]]
+
+    def parse_params(self, raw: Mapping[str, Any] | None = None) -> RuleParams:
+        """Validate camelCase (or snake_case) parameters; raises pydantic.ValidationError."""
+        return self.meta.params.model_validate(dict(raw or {}))
+
+    def run(
+        self,
+        changes: Sequence[ResourceChange],
+        catalog: Catalog,
+        params: Mapping[str, Any] | None = None,
+    ) -> list[Finding]:
+        """All findings over ``changes`` as one plan: what the examples, docs and tests use."""
+        ctx = RuleContext(
+            catalog=catalog,
+            params=self.parse_params(params),
+            index={c.address: c for c in changes},
+        )
+        return list(self.check(changes, ctx))
 
     def applies_to(self, change: ResourceChange) -> bool:
         return change.kind in self.meta.kinds and change.change not in (

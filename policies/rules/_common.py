@@ -1,0 +1,67 @@
+# ruff: noqa: RUF001, RUF002, RUF003  (× is the multiplication sign users read in messages)
+"""Wording and numbers the GPU rules share, so every message reads and rounds the same way."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import lru_cache
+
+from gpupool.catalog import Catalog, InstanceType
+from gpupool.catalog.model import HOURS_PER_MONTH
+
+CANNOT_VERIFY = "cannot verify"
+
+
+def cannot_verify(reason: str) -> str:
+    return f"{CANNOT_VERIFY}: {reason}"
+
+
+def usd(value: float) -> str:
+    """$0.526, $0.8048, $1,234.5678: at least 3 decimals, at most 4, no float noise."""
+    out = f"{abs(value):,.4f}"
+    if out.endswith("0"):
+        out = out[:-1]
+    return ("-$" if value < 0 else "$") + out
+
+
+def signed_per_hour(delta: float) -> str:
+    return ("+" if delta >= 0 else "") + usd(round(delta, 4)) + "/h"
+
+
+def signed_per_month(delta: float) -> str:
+    monthly = round(delta * HOURS_PER_MONTH, 2)
+    sign = "+" if monthly >= 0 else "-"
+    return f"{sign}${abs(monthly):,.2f}/month"
+
+
+def cost_change(delta: float | None) -> str:
+    """"+$3.826/h (+$2,792.98/month)", or why the change cannot be priced."""
+    if delta is None:
+        return "cost change unknown (no recorded price)"
+    return f"{signed_per_hour(delta)} ({signed_per_month(delta)})"
+
+
+def count(value: float) -> str:
+    if float(value).is_integer():
+        return str(int(value))
+    return str(Fraction(value).limit_denominator(64))
+
+
+def gpus(t: InstanceType) -> str:
+    """"1 × T4", "4 × A10G", "1/8 × L4"."""
+    return f"{count(t.gpu_count)} × {t.gpu_model}"
+
+
+def per_gpu_hour(t: InstanceType) -> str:
+    price = t.price_per_gpu_hour
+    return "no recorded price" if price is None else f"{usd(price)} per GPU-hour"
+
+
+@lru_cache(maxsize=8)
+def gpu_families(catalog: Catalog) -> frozenset[str]:
+    """Families that carry GPUs: a type of such a family missing from the catalog is suspect."""
+    return frozenset(t.family for t in catalog)
+
+
+def family(instance_type: str) -> str:
+    return instance_type.split(".", 1)[0]

@@ -1,0 +1,269 @@
+# ruff: noqa: RUF001, RUF002, RUF003  (× is the multiplication sign users read in messages)
+"""gpu-no-vertical-upsize: a GPU resource changes size only to add GPUs, never CPU and memory.
+
+Needs old and new inputs: the one thing CrossGuard alone cannot give a policy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from pydantic import Field
+
+from gpupool.catalog import Catalog
+from gpupool.catalog.model import HOURS_PER_MONTH, GpuChange
+from policies.facts import InstanceTypes, own_instance_types
+from policies.model import ChangeKind, ResourceChange, ResourceKind
+from policies.rules._common import cannot_verify, cost_change, count, gpus, per_gpu_hour, usd
+from policies.rules.base import (
+    Enforcement,
+    Example,
+    Finding,
+    Rule,
+    RuleContext,
+    RuleMeta,
+    RuleParams,
+)
+
+
+class Params(RuleParams):
+    allow_gpu_packing: bool = Field(
+        default=False,
+        description=(
+            "Allow a change to a size with more GPUs of the same model in one host (e.g. "
+            "g4dn.xlarge → g4dn.12xlarge); set it for multi-GPU training that needs NVLink."
+        ),
+    )
+
+
+KINDS = frozenset({
+    ResourceKind.INSTANCE, ResourceKind.LAUNCH_TEMPLATE, ResourceKind.LAUNCH_CONFIGURATION,
+    ResourceKind.AUTOSCALING_GROUP, ResourceKind.EKS_NODE_GROUP,
+})
+
+
+class GpuNoVerticalUpsize(Rule):
+    meta = RuleMeta(
+        id="gpu-no-vertical-upsize",
+        title="Never scale a GPU instance vertically",
+        default_enforcement=Enforcement.MANDATORY,
+        rationale=(
+            "A bigger size of the same GPU family usually carries the same GPU: g4dn.xlarge to "
+            "g4dn.16xlarge keeps one T4 and costs 8.27× more. More vCPU and memory add cost, not "
+            "GPU power; scale out with more of the smallest size instead. Packing more GPUs of "
+            "the same model into one host (g4dn.xlarge → g4dn.12xlarge) costs more per GPU-hour "
+            "and is denied unless allowGpuPacking is set. A change to another GPU model (T4 → "
+            "A10G) is a GPU change, not vertical scaling: it is reported as information with both "
+            "prices per GPU-hour. Looks at instance types of instances, launch templates, launch "
+            "configurations, ASG override lists and EKS node groups, on updates and replacements."
+        ),
+        scope="resource",
+        kinds=KINDS,
+        params=Params,
+        needs_old_inputs=True,
+    )
+
+    examples = (
+        Example(
+            title="Instance upsized within the same GPU (one T4 either way)",
+            allowed=False,
+            resources=[{
+                "type": "aws:ec2/instance:Instance", "name": "trainer",
+                "old": {"instanceType": "g4dn.xlarge"}, "new": {"instanceType": "g4dn.16xlarge"},
+            }],
+            message_contains=[
+                "g4dn.xlarge → g4dn.16xlarge", "no GPU power",
+                "+$3.826/h (+$2,792.98/month), no GPU added; "
+                "add 1 × g4dn.xlarge for $0.526/h instead",
+            ],
+        ),
+        Example(
+            title="Launch template packs four T4s into one host",
+            allowed=False,
+            resources=[{
+                "type": "aws:ec2/launchTemplate:LaunchTemplate", "name": "pool",
+                "old": {"instanceType": "g4dn.xlarge"}, "new": {"instanceType": "g4dn.12xlarge"},
+            }],
+            message_contains=["g4dn.xlarge → g4dn.12xlarge", "1 × T4 → 4 × T4",
+                              "+$3.386/h", "add 3 × g4dn.xlarge for $1.578/h instead"],
+        ),
+        Example(
+            title="GPU packing allowed by parameter",
+            allowed=True,
+            params={"allowGpuPacking": True},
+            resources=[{
+                "type": "aws:ec2/launchTemplate:LaunchTemplate", "name": "pool",
+                "old": {"instanceType": "g4dn.xlarge"}, "new": {"instanceType": "g4dn.12xlarge"},
+            }],
+        ),
+        Example(
+            title="Terraform ASG override list: g5.xlarge replaced by g5.4xlarge",
+            allowed=False,
+            resources=[{
+                "type": "aws_autoscaling_group", "name": "pool",
+                "address": "aws_autoscaling_group.pool",
+                "old": {"mixed_instances_policy": [{"launch_template": [{
+                    "override": [{"instance_type": "g5.xlarge"}]}]}]},
+                "new": {"mixed_instances_policy": [{"launch_template": [{
+                    "override": [{"instance_type": "g5.4xlarge"}]}]}]},
+            }],
+            message_contains=["g5.xlarge → g5.4xlarge", "no GPU power",
+                              "add 1 × g5.xlarge for $1.006/h instead"],
+        ),
+        Example(
+            title="EKS node group upsized",
+            allowed=False,
+            resources=[{
+                "type": "aws:eks/nodeGroup:NodeGroup", "name": "gpu",
+                "old": {"instanceTypes": ["g6.xlarge"]}, "new": {"instanceTypes": ["g6.2xlarge"]},
+            }],
+            message_contains=["g6.xlarge → g6.2xlarge", "no GPU power"],
+        ),
+        Example(
+            title="Change to another GPU model (T4 → A10G) is information, not an upsize",
+            allowed=True,
+            resources=[{
+                "type": "aws:ec2/instance:Instance", "name": "inference",
+                "old": {"instanceType": "g4dn.xlarge"}, "new": {"instanceType": "g5.xlarge"},
+            }],
+        ),
+        Example(
+            title="Downsize back to the smallest size",
+            allowed=True,
+            resources=[{
+                "type": "aws:ec2/instance:Instance", "name": "trainer",
+                "old": {"instanceType": "g4dn.16xlarge"}, "new": {"instanceType": "g4dn.xlarge"},
+            }],
+        ),
+        Example(
+            title="A new instance is not an upsize (gpu-smallest-instance judges its size)",
+            allowed=True,
+            resources=[{
+                "type": "aws:ec2/instance:Instance", "name": "fresh",
+                "new": {"instanceType": "g4dn.xlarge"},
+            }],
+        ),
+        Example(
+            title="New instance type unknown until apply",
+            allowed=False,
+            unknown=True,
+            resources=[{
+                "type": "aws_instance", "name": "trainer", "address": "aws_instance.trainer",
+                "old": {"instance_type": "g4dn.xlarge"},
+                "new": {"instance_type": "(known after apply)"},
+            }],
+            message_contains=["cannot verify", "instance type unknown until apply"],
+        ),
+    )
+
+    def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
+        if change.change not in (ChangeKind.UPDATE, ChangeKind.REPLACE):
+            return
+        params: Params = ctx.params
+        catalog = ctx.catalog
+        new = own_instance_types(change, "new")
+        if change.old is None:
+            if _maybe_gpu(new, catalog):
+                yield Finding(change.address, cannot_verify(
+                    "the old inputs are not known (no baseline), so a change of instance type "
+                    f"to {_show(new)} cannot be compared"), unknown=True)
+            return
+        old = own_instance_types(change, "old")
+        if not old.complete or not new.complete:
+            if _maybe_gpu(old, catalog) and _maybe_gpu(new, catalog):
+                side = "new" if not new.complete else "old"
+                reason = new.unknown if not new.complete else old.unknown
+                yield Finding(change.address, cannot_verify(
+                    f"{side} {reason} (was {_show(old)}, now {_show(new)})"), unknown=True)
+            return
+        for a, b in _pairs(old.known, new.known, catalog):
+            delta = catalog.gpu_delta(a, b)
+            if delta is not None:
+                finding = self._judge(change.address, delta, catalog, params)
+                if finding is not None:
+                    yield finding
+
+    def _judge(self, address: str, d: GpuChange, catalog: Catalog, params: Params
+               ) -> Finding | None:
+        a, b = d.old, d.new
+        price = d.price_delta_per_hour
+        detail: dict[str, object] = {
+            "old": a.instance_type, "new": b.instance_type,
+            "delta_per_hour": None if price is None else round(price, 6),
+            "delta_per_month": None if price is None else round(price * HOURS_PER_MONTH, 2),
+        }
+        if not d.same_gpu:
+            return Finding(address, (
+                f"GPU change {a.instance_type} → {b.instance_type} ({gpus(a)} → {gpus(b)}) is "
+                f"not vertical scaling: {per_gpu_hour(a)} → {per_gpu_hour(b)}; "
+                f"{cost_change(price)}"), advisory_only=True, detail=detail)
+        if d.is_vertical_upsize:
+            more = _more(d)
+            return Finding(address, (
+                f"{a.instance_type} → {b.instance_type} adds {more} but no GPU power "
+                f"(still {gpus(b)}): {cost_change(price)}, no GPU added; "
+                f"{_alternative(b.instance_type, 0, catalog, detail)}"), detail=detail)
+        if d.packs_more_gpus and not params.allow_gpu_packing:
+            extra = d.gpu_count_delta
+            return Finding(address, (
+                f"{a.instance_type} → {b.instance_type} packs more GPUs into one host "
+                f"({gpus(a)} → {gpus(b)}, +{count(extra)} GPU{'s' if extra != 1 else ''}) at "
+                f"{per_gpu_hour(b)}: {cost_change(price)}; "
+                f"{_alternative(b.instance_type, extra, catalog, detail)}"), detail=detail)
+        return None
+
+
+def _alternative(new_type: str, extra_gpus: float, catalog: Catalog,
+                 detail: dict[str, object]) -> str:
+    """The horizontal alternative: N × the smallest size carrying the same GPU."""
+    smallest = catalog.smallest_like(new_type)
+    if smallest is None:  # pragma: no cover - new_type is in the catalog
+        return "scale out with more instances instead"
+    n = max(1, math.ceil(extra_gpus / smallest.gpu_count - 1e-9))
+    detail.update(alternative_type=smallest.instance_type, alternative_count=n)
+    if smallest.price_per_hour is None:
+        return f"add {n} × {smallest.instance_type} instead (no recorded price)"
+    cost = n * smallest.price_per_hour
+    detail["alternative_per_hour"] = round(cost, 6)
+    return f"add {n} × {smallest.instance_type} for {usd(cost)}/h instead"
+
+
+def _more(d: GpuChange) -> str:
+    parts = []
+    if d.vcpu_delta > 0:
+        parts.append(f"{d.vcpu_delta} vCPU")
+    if d.memory_mib_delta > 0:
+        parts.append(f"{count(d.memory_mib_delta / 1024)} GiB memory")
+    return " and ".join(parts)
+
+
+def _maybe_gpu(types: InstanceTypes, catalog: Catalog) -> bool:
+    return not types.complete or any(t in catalog for t in types.known)
+
+
+def _show(types: InstanceTypes) -> str:
+    shown = ", ".join(types.known)
+    if not types.complete:
+        shown = f"{shown}, unknown" if shown else "unknown"
+    return shown or "none"
+
+
+def _pairs(old: tuple[str, ...], new: tuple[str, ...], catalog: Catalog
+           ) -> list[tuple[str, str]]:
+    """Which old type each new type replaced: position for equal-length lists, else same GPU."""
+    if len(old) == len(new):
+        return [(a, b) for a, b in zip(old, new, strict=True) if a != b]
+    removed = [t for t in old if t not in new]
+    pairs = []
+    for b in (t for t in new if t not in old):
+        row = catalog.get(b)
+        partner = next((a for a in removed if row is not None and catalog.get(a) is not None
+                        and catalog.get(a).gpu_key == row.gpu_key), None)  # type: ignore[union-attr]
+        if partner is not None:
+            removed.remove(partner)
+            pairs.append((partner, b))
+    return pairs
+
+
+RULE = GpuNoVerticalUpsize()

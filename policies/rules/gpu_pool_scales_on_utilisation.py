@@ -1,0 +1,358 @@
+# ruff: noqa: RUF001  (en dashes of ranges, as users read them in messages)
+"""gpu-pool-scales-on-utilisation: every GPU autoscaling group tracks GPU utilisation.
+
+Allocation is not utilisation: a GPU pool that scales on CPU, or not at all, keeps paying for
+idle GPUs. Stack scope, because the policy and the group are separate resources linked by name
+or by reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from policies.facts import PlanIndex, scaling_policy, text
+from policies.model import UNKNOWN, ResourceChange, ResourceKind
+from policies.rules._common import cannot_verify
+from policies.rules.base import (
+    Enforcement,
+    Example,
+    Finding,
+    Rule,
+    RuleContext,
+    RuleMeta,
+    RuleParams,
+)
+
+GROUP_DIMENSION = "AutoScalingGroupName"
+
+
+class Params(RuleParams):
+    metric_names: list[str] = Field(
+        default_factory=lambda: ["nvidia_smi_utilization_gpu"],
+        description="Metric names that measure GPU utilisation (CloudWatch agent nvidia_gpu).",
+    )
+    namespaces: list[str] = Field(
+        default_factory=lambda: ["CWAgent"], description="Namespaces those metrics live in."
+    )
+    min_target: float = Field(default=40, ge=0, le=100, description="Lowest target, in %.")
+    max_target: float = Field(default=90, ge=0, le=100, description="Highest target, in %.")
+    require_group_dimension: bool = Field(
+        default=True,
+        description=(
+            "The metric must carry the AutoScalingGroupName dimension of the group it scales: "
+            "a metric without it measures no group and the policy never acts."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Params:
+        if self.min_target > self.max_target:
+            raise ValueError("minTarget must not exceed maxTarget")
+        return self
+
+
+Status = Literal["ok", "bad", "unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    status: Status
+    reason: str = ""
+
+
+_ASG = frozenset({ResourceKind.AUTOSCALING_GROUP})
+
+
+class GpuPoolScalesOnUtilisation(Rule):
+    meta = RuleMeta(
+        id="gpu-pool-scales-on-utilisation",
+        title="GPU pools scale out on GPU utilisation",
+        default_enforcement=Enforcement.MANDATORY,
+        rationale=(
+            "Allocation is not utilisation: fleets often use 5–30 % of the GPUs they pay for. "
+            "Every autoscaling group of GPU instances needs a target-tracking scaling policy on "
+            "GPU utilisation (CloudWatch agent nvidia_gpu → CWAgent/nvidia_smi_utilization_gpu, "
+            "per AutoScalingGroupName) with a target between minTarget and maxTarget, so that it "
+            "scales out under load and back in when idle. CPU utilisation says nothing about a "
+            "GPU-bound workload. The policy is linked to its group by autoscaling_group_name or "
+            "by a plan reference; when unknowns prevent proving the link, the group is reported "
+            "as 'cannot verify', never passed."
+        ),
+        scope="stack",
+        kinds=frozenset({ResourceKind.AUTOSCALING_GROUP, ResourceKind.SCALING_POLICY}),
+        params=Params,
+    )
+
+    examples = (
+        Example(
+            title="GPU group with a target-tracking policy on GPU utilisation (Pulumi)",
+            allowed=True,
+            resources=[
+                {"type": "aws:autoscaling/group:Group", "name": "pool",
+                 "new": {"name": "gpu-pool", "maxSize": 4, "mixedInstancesPolicy": {
+                     "launchTemplate": {"overrides": [{"instanceType": "g4dn.xlarge"}]}}}},
+                {"type": "aws:autoscaling/policy:Policy", "name": "gpu-util",
+                 "new": {"autoscalingGroupName": "gpu-pool",
+                         "policyType": "TargetTrackingScaling",
+                         "targetTrackingConfiguration": {
+                             "targetValue": 70,
+                             "customizedMetricSpecification": {
+                                 "metricName": "nvidia_smi_utilization_gpu",
+                                 "namespace": "CWAgent", "statistic": "Average",
+                                 "metricDimensions": [
+                                     {"name": "AutoScalingGroupName", "value": "gpu-pool"}]}}}},
+            ],
+        ),
+        Example(
+            title="Terraform: group name unknown until apply, linked by reference",
+            allowed=True,
+            resources=[
+                {"type": "aws_launch_template", "name": "gpu",
+                 "address": "aws_launch_template.gpu",
+                 "new": {"name": "gpu", "instance_type": "g5.xlarge"}},
+                {"type": "aws_autoscaling_group", "name": "pool",
+                 "address": "aws_autoscaling_group.pool",
+                 "new": {"name": "(known after apply)", "max_size": 8,
+                         "launch_template": [{"id": "(known after apply)"}]},
+                 "references": {"launch_template.id": "aws_launch_template.gpu"}},
+                {"type": "aws_autoscaling_policy", "name": "gpu",
+                 "address": "aws_autoscaling_policy.gpu",
+                 "new": {"autoscaling_group_name": "(known after apply)",
+                         "policy_type": "TargetTrackingScaling",
+                         "target_tracking_configuration": [{
+                             "target_value": 60,
+                             "customized_metric_specification": [{
+                                 "metric_name": "nvidia_smi_utilization_gpu",
+                                 "namespace": "CWAgent", "statistic": "Average",
+                                 "metric_dimension": [{"name": "AutoScalingGroupName",
+                                                       "value": "(known after apply)"}]}]}]},
+                 "references": {
+                     "autoscaling_group_name": "aws_autoscaling_group.pool",
+                     "target_tracking_configuration": "aws_autoscaling_group.pool"}},
+            ],
+        ),
+        Example(
+            title="GPU group scaling on CPU",
+            allowed=False,
+            resources=[
+                {"type": "aws:autoscaling/group:Group", "name": "pool",
+                 "new": {"name": "gpu-pool", "mixedInstancesPolicy": {
+                     "launchTemplate": {"overrides": [{"instanceType": "g5.xlarge"}]}}}},
+                {"type": "aws:autoscaling/policy:Policy", "name": "cpu",
+                 "new": {"autoscalingGroupName": "gpu-pool",
+                         "policyType": "TargetTrackingScaling",
+                         "targetTrackingConfiguration": {
+                             "targetValue": 50,
+                             "predefinedMetricSpecification": {
+                                 "predefinedMetricType": "ASGAverageCPUUtilization"}}}},
+            ],
+            message_contains=["scales on CPU (ASGAverageCPUUtilization)",
+                              "not GPU utilisation"],
+        ),
+        Example(
+            title="GPU group without any scaling policy",
+            allowed=False,
+            resources=[
+                {"type": "aws:autoscaling/group:Group", "name": "pool",
+                 "new": {"name": "gpu-pool", "mixedInstancesPolicy": {
+                     "launchTemplate": {"overrides": [{"instanceType": "g6.xlarge"}]}}}},
+            ],
+            message_contains=["no target-tracking scaling policy on GPU utilisation"],
+        ),
+        Example(
+            title="Target outside 40–90 %",
+            allowed=False,
+            resources=[
+                {"type": "aws:autoscaling/group:Group", "name": "pool",
+                 "new": {"name": "gpu-pool", "mixedInstancesPolicy": {
+                     "launchTemplate": {"overrides": [{"instanceType": "g6.xlarge"}]}}}},
+                {"type": "aws:autoscaling/policy:Policy", "name": "gpu-util",
+                 "new": {"autoscalingGroupName": "gpu-pool",
+                         "policyType": "TargetTrackingScaling",
+                         "targetTrackingConfiguration": {
+                             "targetValue": 99,
+                             "customizedMetricSpecification": {
+                                 "metricName": "nvidia_smi_utilization_gpu",
+                                 "namespace": "CWAgent", "statistic": "Average",
+                                 "metricDimensions": [
+                                     {"name": "AutoScalingGroupName", "value": "gpu-pool"}]}}}},
+            ],
+            message_contains=["target 99 % is outside 40–90 %"],
+        ),
+        Example(
+            title="Policy whose group name is unknown and not linked by reference",
+            allowed=False,
+            unknown=True,
+            resources=[
+                {"type": "aws_autoscaling_group", "name": "pool",
+                 "address": "aws_autoscaling_group.pool",
+                 "new": {"name": "(known after apply)", "mixed_instances_policy": [{
+                     "launch_template": [{"override": [{"instance_type": "g4dn.xlarge"}]}]}]}},
+                {"type": "aws_autoscaling_policy", "name": "gpu",
+                 "address": "aws_autoscaling_policy.gpu",
+                 "new": {"autoscaling_group_name": "(known after apply)",
+                         "policy_type": "TargetTrackingScaling",
+                         "target_tracking_configuration": [{
+                             "target_value": 60,
+                             "customized_metric_specification": [{
+                                 "metric_name": "nvidia_smi_utilization_gpu",
+                                 "namespace": "CWAgent", "statistic": "Average",
+                                 "metric_dimension": [{"name": "AutoScalingGroupName",
+                                                       "value": "(known after apply)"}]}]}]}},
+            ],
+            message_contains=["cannot verify", "autoscaling_group_name is unknown"],
+        ),
+        Example(
+            title="Groups without GPUs are out of scope",
+            allowed=True,
+            resources=[
+                {"type": "aws:autoscaling/group:Group", "name": "web",
+                 "new": {"name": "web", "mixedInstancesPolicy": {
+                     "launchTemplate": {"overrides": [{"instanceType": "m7i.large"}]}}}},
+            ],
+        ),
+    )
+
+    def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
+        return ()  # stack scope: see check
+
+    def check(self, changes: Sequence[ResourceChange], ctx: RuleContext) -> Iterable[Finding]:
+        plan = ctx.plan if (ctx.plan_index is not None or ctx.index) else PlanIndex(changes)
+        params: Params = ctx.params
+        # Policies that may target any group: judged once (without the group-specific
+        # dimension check), so that many of them never make this quadratic.
+        usable: dict[int, list[ResourceChange]] = {}
+        for group in plan.groups:
+            shared = plan.unlinked_policies(group)
+            if id(shared) not in usable:
+                usable[id(shared)] = [p for p in shared
+                                      if _judge(p, None, plan, params).status != "bad"]
+            finding = self._judge_group(group, plan, ctx, params, usable[id(shared)])
+            if finding is not None:
+                yield finding
+
+    def _judge_group(self, group: ResourceChange, plan: PlanIndex, ctx: RuleContext,
+                     params: Params, unlinked: list[ResourceChange]) -> Finding | None:
+        types = plan.instance_types(group)
+        gpu_types = [t for t in types.known if t in ctx.catalog]
+        if not gpu_types and types.complete:
+            return None  # not a GPU group
+        links = plan.policies_of(group)
+        linked = [(p, _judge(p, group, plan, params)) for p in links.linked]
+        if any(j.status == "ok" for _, j in linked):
+            return None
+        problem: Finding
+        unknown_linked = [j.reason for _, j in linked if j.status == "unknown"]
+        possible = [p for p in links.possible if _judge(p, group, plan, params).status != "bad"]
+        possible += unlinked[:3]
+        expected = _expected(params)
+        if unknown_linked:
+            problem = Finding(group.address, cannot_verify("; ".join(unknown_linked)),
+                              unknown=True)
+        elif possible:
+            names = ", ".join(p.name for p in possible[:3]) + (" …" if len(possible) > 3 else "")
+            problem = Finding(group.address, cannot_verify(
+                f"the autoscaling_group_name of scaling policy {names} is unknown until apply "
+                "and no reference links it to this group"), unknown=True)
+        elif linked:
+            problem = Finding(group.address, (
+                "GPU autoscaling group does not scale on GPU utilisation: "
+                + "; ".join(j.reason for _, j in linked) + f"; expected {expected}"))
+        else:
+            problem = Finding(group.address, (
+                f"GPU autoscaling group has no target-tracking scaling policy on GPU utilisation "
+                f"({expected}): it cannot scale out, or back in, on GPU load"))
+        if gpu_types:
+            return Finding(problem.resource, problem.message, problem.unknown,
+                           detail={"instance_types": gpu_types})
+        return Finding(group.address, cannot_verify(
+            f"cannot tell whether the group runs GPU instances ({types.unknown}); if it does: "
+            + problem.message.removeprefix("cannot verify: ")), unknown=True)
+
+
+def _expected(params: Params) -> str:
+    metrics = " or ".join(f"{ns}/{m}" for ns in params.namespaces for m in params.metric_names)
+    return f"target tracking on {metrics}, target {params.min_target:g}–{params.max_target:g} %"
+
+
+def _judge(policy: ResourceChange, group: ResourceChange | None, plan: PlanIndex,
+           params: Params) -> Judgement:
+    """Does this policy make the group scale on GPU utilisation? Unknowns are never ok.
+
+    Without a group, the group-specific check (the metric's group dimension) is left out.
+    """
+    sp = scaling_policy(policy.after)
+    who = f"scaling policy {policy.name}"
+
+    def unknown(what: str) -> Judgement:
+        return Judgement("unknown", f"{who}: {what} unknown until apply")
+
+    if sp.enabled is UNKNOWN:
+        return unknown("whether it is enabled is")
+    if sp.enabled is False:
+        return Judgement("bad", f"{who} is disabled")
+    if sp.policy_type is UNKNOWN:
+        return unknown("policy_type")
+    if sp.policy_type != "TargetTrackingScaling":
+        return Judgement("bad", f"{who} is a {sp.policy_type} policy, not target tracking")
+    if sp.metric_math:
+        return Judgement("unknown", f"{who} tracks a metric math expression, which cannot be "
+                                    "verified to measure GPU utilisation")
+    if isinstance(sp.predefined_metric, str):
+        kind = "CPU" if "CPU" in sp.predefined_metric else sp.predefined_metric
+        what = f"CPU ({sp.predefined_metric})" if kind == "CPU" else kind
+        return Judgement("bad", f"{who} scales on {what}, not GPU utilisation")
+    if sp.predefined_metric is UNKNOWN or sp.metric_name is UNKNOWN or sp.namespace is UNKNOWN:
+        return unknown("its metric is")
+    if sp.metric_name is None:
+        return Judgement("bad", f"{who} tracks no metric")
+    if sp.metric_name not in params.metric_names or sp.namespace not in params.namespaces:
+        metric = f"{sp.namespace}/{sp.metric_name}"
+        what = f"CPU ({metric})" if "cpu" in sp.metric_name.lower() else metric
+        return Judgement("bad", f"{who} scales on {what}, not GPU utilisation")
+    if sp.target is UNKNOWN:
+        return unknown("its target is")
+    if sp.target is None:
+        return Judgement("bad", f"{who} has no target value")
+    if not params.min_target <= sp.target <= params.max_target:
+        return Judgement("bad", f"{who}: target {sp.target:g} % is outside "
+                                f"{params.min_target:g}–{params.max_target:g} %")
+    if sp.disable_scale_in is UNKNOWN:
+        return unknown("disable_scale_in is")
+    if sp.disable_scale_in:
+        return Judgement("bad", f"{who} sets disable_scale_in: the pool never scales back in "
+                                "and idle GPUs keep costing")
+    if params.require_group_dimension and group is not None:
+        return _judge_dimension(policy, group, plan, sp.dimensions, who)
+    return Judgement("ok")
+
+
+def _judge_dimension(policy: ResourceChange, group: ResourceChange, plan: PlanIndex,
+                     dimensions: object, who: str) -> Judgement:
+    if dimensions is UNKNOWN:
+        return Judgement("unknown", f"{who}: metric dimensions unknown until apply")
+    assert isinstance(dimensions, dict)
+    if GROUP_DIMENSION not in dimensions:
+        return Judgement("bad", f"{who}: the metric has no {GROUP_DIMENSION} dimension, so it "
+                                "measures no group and the policy never acts")
+    value = text(dimensions[GROUP_DIMENSION])
+    name = text(group.after.get("name"))
+    if value is None:
+        return Judgement("bad", f"{who}: the metric's {GROUP_DIMENSION} dimension has no value")
+    if isinstance(value, str):
+        if value == name:
+            return Judgement("ok")
+        if isinstance(name, str):
+            return Judgement("bad", f"{who}: the metric measures group {value}, not {name}")
+        return Judgement("unknown", f"{who}: the group's name is unknown until apply, so the "
+                                    f"metric's {GROUP_DIMENSION} {value} cannot be matched")
+    if any(t.address == group.address for t in plan.references(policy, "", _ASG)):
+        return Judgement("ok")  # the value is a reference to this group (its name)
+    return Judgement("unknown", f"{who}: the metric's {GROUP_DIMENSION} is unknown until apply")
+
+
+RULE = GpuPoolScalesOnUtilisation()

@@ -1,0 +1,167 @@
+"""gpu-smallest-instance: GPU capacity comes in the cheapest-per-GPU size, scaled out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pydantic import Field
+
+from policies.facts import own_instance_types
+from policies.model import ResourceChange, ResourceKind
+from policies.rules._common import cannot_verify, family, gpu_families, usd
+from policies.rules.base import (
+    Enforcement,
+    Example,
+    Finding,
+    Rule,
+    RuleContext,
+    RuleMeta,
+    RuleParams,
+)
+
+_EPSILON = 1e-9  # prices are recorded to 1e-6; equal per-GPU prices must compare equal
+
+
+class Params(RuleParams):
+    allowed_instance_types: list[str] = Field(
+        default_factory=list,
+        description="GPU instance types allowed whatever their size (e.g. p5.48xlarge for EFA).",
+    )
+    max_per_gpu_premium_pct: float = Field(
+        default=0.0,
+        ge=0,
+        description=(
+            "How much more per GPU-hour than the smallest size a type may cost, in percent "
+            "(0: no premium)."
+        ),
+    )
+
+
+class GpuSmallestInstance(Rule):
+    meta = RuleMeta(
+        id="gpu-smallest-instance",
+        title="GPU instances use the smallest size for their GPU",
+        default_enforcement=Enforcement.MANDATORY,
+        rationale=(
+            "GPU capacity should come from the smallest size that carries the GPU (same model, "
+            "memory and architecture), scaled out horizontally: g4dn.xlarge rather than "
+            "g4dn.2xlarge, which adds CPU and memory for 43 % more per GPU-hour. A type passes "
+            "when it is that smallest size, or when it costs no more per GPU-hour than the "
+            "smallest size (plus maxPerGpuPremiumPct): p5.48xlarge, at p5.4xlarge's price per "
+            "GPU, passes, and p4d.24xlarge passes because its A100 40 GB comes in no smaller "
+            "size. Applies to instances, launch templates, launch configurations, ASG override "
+            "lists and EKS node groups; types that carry no GPU are out of scope."
+        ),
+        scope="resource",
+        kinds=frozenset({
+            ResourceKind.INSTANCE, ResourceKind.LAUNCH_TEMPLATE,
+            ResourceKind.LAUNCH_CONFIGURATION, ResourceKind.AUTOSCALING_GROUP,
+            ResourceKind.EKS_NODE_GROUP,
+        }),
+        params=Params,
+    )
+
+    examples = (
+        Example(
+            title="The smallest T4 size",
+            allowed=True,
+            resources=[{"type": "aws:ec2/launchTemplate:LaunchTemplate", "name": "pool",
+                        "new": {"instanceType": "g4dn.xlarge"}}],
+        ),
+        Example(
+            title="A bigger size of the same T4",
+            allowed=False,
+            resources=[{"type": "aws:ec2/instance:Instance", "name": "trainer",
+                        "new": {"instanceType": "g4dn.2xlarge"}}],
+            message_contains=["g4dn.2xlarge is not the smallest size", "g4dn.xlarge",
+                              "$0.752 per GPU-hour", "$0.526"],
+        ),
+        Example(
+            title="Four T4s in one host cost more per GPU than four g4dn.xlarge",
+            allowed=False,
+            resources=[{"type": "aws_autoscaling_group", "name": "pool",
+                        "address": "aws_autoscaling_group.pool",
+                        "new": {"mixed_instances_policy": [{"launch_template": [{
+                            "override": [{"instance_type": "g4dn.xlarge"},
+                                         {"instance_type": "g4dn.12xlarge"}]}]}]}}],
+            message_contains=["g4dn.12xlarge is not the smallest size", "$0.978 per GPU-hour"],
+        ),
+        Example(
+            title="p5.48xlarge costs the same per GPU as p5.4xlarge",
+            allowed=True,
+            resources=[{"type": "aws:ec2/instance:Instance", "name": "training",
+                        "new": {"instanceType": "p5.48xlarge"}}],
+        ),
+        Example(
+            title="p4d.24xlarge: the A100 40 GB comes in no smaller size",
+            allowed=True,
+            resources=[{"type": "aws:eks/nodeGroup:NodeGroup", "name": "training",
+                        "new": {"instanceTypes": ["p4d.24xlarge"]}}],
+        ),
+        Example(
+            title="A type allowed by parameter",
+            allowed=True,
+            params={"allowedInstanceTypes": ["g5.12xlarge"]},
+            resources=[{"type": "aws:ec2/instance:Instance", "name": "multi",
+                        "new": {"instanceType": "g5.12xlarge"}}],
+        ),
+        Example(
+            title="Non-GPU types are out of scope",
+            allowed=True,
+            resources=[{"type": "aws:ec2/instance:Instance", "name": "bastion",
+                        "new": {"instanceType": "m7i.large"}}],
+        ),
+        Example(
+            title="Instance type unknown until apply",
+            allowed=False,
+            unknown=True,
+            resources=[{"type": "aws_instance", "name": "gpu", "address": "aws_instance.gpu",
+                        "new": {"instance_type": "(known after apply)"}}],
+            message_contains=["cannot verify", "instance type unknown until apply"],
+        ),
+    )
+
+    def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
+        params: Params = ctx.params
+        catalog = ctx.catalog
+        types = own_instance_types(change)
+        if types.unknown:
+            yield Finding(change.address, cannot_verify(types.unknown), unknown=True)
+        for name in types.known:
+            if name in params.allowed_instance_types:
+                continue
+            row = catalog.get(name)
+            if row is None:
+                if family(name) in gpu_families(catalog):
+                    yield Finding(change.address, cannot_verify(
+                        f"{name} is not in the GPU catalog, though {family(name)} instances "
+                        "carry GPUs (refresh the catalog: gpupool catalog refresh)"), unknown=True)
+                continue
+            if catalog.is_smallest(name):
+                continue
+            smallest = catalog.smallest_like(name)
+            assert smallest is not None  # name is in the catalog
+            price, floor = row.price_per_gpu_hour, smallest.price_per_gpu_hour
+            if price is None or floor is None:
+                missing = name if price is None else smallest.instance_type
+                yield Finding(change.address, cannot_verify(
+                    f"{name} is not the smallest size for its GPU ({smallest.instance_type}) and "
+                    f"{missing} has no recorded price"), unknown=True)
+                continue
+            ceiling = floor * (1 + params.max_per_gpu_premium_pct / 100)
+            if price <= ceiling * (1 + _EPSILON):
+                continue
+            premium = (price / floor - 1) * 100
+            yield Finding(
+                change.address,
+                f"{name} is not the smallest size for its GPU ({row.gpu_model}): "
+                f"{usd(price)} per GPU-hour against "
+                f"{usd(floor)} for {smallest.instance_type} (+{premium:.0f} %); use "
+                f"{smallest.instance_type} and scale out horizontally",
+                detail={"instance_type": name, "smallest": smallest.instance_type,
+                        "price_per_gpu_hour": round(price, 6),
+                        "smallest_price_per_gpu_hour": round(floor, 6)},
+            )
+
+
+RULE = GpuSmallestInstance()

@@ -1,0 +1,101 @@
+"""imdsv2-required: instance metadata only through IMDSv2 session tokens."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from policies.facts import http_endpoint, http_tokens, metadata_options
+from policies.model import UNKNOWN, ResourceChange, ResourceKind
+from policies.rules._common import cannot_verify
+from policies.rules.base import Enforcement, Example, Finding, Rule, RuleContext, RuleMeta
+
+
+class Imdsv2Required(Rule):
+    meta = RuleMeta(
+        id="imdsv2-required",
+        title="Instance metadata requires IMDSv2",
+        default_enforcement=Enforcement.MANDATORY,
+        rationale=(
+            "IMDSv1 answers any request from the instance, so a server-side request forgery in "
+            "a model server or notebook hands out the instance role's credentials. IMDSv2 "
+            "requires a session token (metadata_options.http_tokens = required). Without "
+            "metadata_options, AWS's default allows IMDSv1, so a missing block is a violation; "
+            "an instance that takes its metadata options from a launch template is judged by "
+            "that template when it is in the plan. Disabling the endpoint altogether passes."
+        ),
+        scope="resource",
+        kinds=frozenset({ResourceKind.INSTANCE, ResourceKind.LAUNCH_TEMPLATE,
+                         ResourceKind.LAUNCH_CONFIGURATION}),
+    )
+
+    examples = (
+        Example(
+            title="Launch template requiring session tokens",
+            allowed=True,
+            resources=[{"type": "aws:ec2/launchTemplate:LaunchTemplate", "name": "pool",
+                        "new": {"metadataOptions": {"httpTokens": "required",
+                                                    "httpEndpoint": "enabled"}}}],
+        ),
+        Example(
+            title="Terraform instance with http_tokens optional",
+            allowed=False,
+            resources=[{"type": "aws_instance", "name": "gpu", "address": "aws_instance.gpu",
+                        "new": {"metadata_options": [{"http_tokens": "optional"}]}}],
+            message_contains=['http_tokens = "optional"', "IMDSv1"],
+        ),
+        Example(
+            title="Instance without metadata options",
+            allowed=False,
+            resources=[{"type": "aws:ec2/instance:Instance", "name": "gpu",
+                        "new": {"instanceType": "g4dn.xlarge"}}],
+            message_contains=["metadata_options is not set", "IMDSv1"],
+        ),
+        Example(
+            title="Instance taking its metadata options from a launch template in the plan",
+            allowed=True,
+            resources=[
+                {"type": "aws:ec2/launchTemplate:LaunchTemplate", "name": "pool",
+                 "new": {"name": "pool", "metadataOptions": {"httpTokens": "required"}}},
+                {"type": "aws:ec2/instance:Instance", "name": "gpu",
+                 "new": {"launchTemplate": {"name": "pool"}}},
+            ],
+        ),
+        Example(
+            title="Metadata options unknown until apply",
+            allowed=False,
+            unknown=True,
+            resources=[{"type": "aws_instance", "name": "gpu", "address": "aws_instance.gpu",
+                        "new": {"metadata_options": "(known after apply)"}}],
+            message_contains=["cannot verify", "unknown until apply"],
+        ),
+    )
+
+    def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
+        inputs = change.after
+        where = ""
+        if change.kind is ResourceKind.INSTANCE and metadata_options(inputs) is None:
+            link = ctx.plan.launch_templates(change)
+            if link.declared:
+                if not link.targets:
+                    yield Finding(change.address, cannot_verify(
+                        f"metadata options come from a launch template ({link.unknown})"),
+                        unknown=True)
+                    return
+                inputs, where = link.targets[0].after, f" (launch template {link.targets[0].name})"
+        tokens, endpoint = http_tokens(inputs), http_endpoint(inputs)
+        if endpoint == "disabled" or tokens == "required":
+            return
+        if tokens is UNKNOWN or endpoint is UNKNOWN:
+            yield Finding(change.address, cannot_verify(
+                f"metadata_options unknown until apply{where}"), unknown=True)
+        elif tokens is None and metadata_options(inputs) is None:
+            yield Finding(change.address, (
+                f"IMDSv1 is allowed{where}: metadata_options is not set, so http_tokens defaults "
+                'to "optional"; set metadata_options.http_tokens = "required"'))
+        else:
+            shown = "not set" if tokens is None else f'"{tokens}"'
+            yield Finding(change.address, (
+                f'IMDSv1 is allowed{where}: http_tokens = {shown}; set it to "required"'))
+
+
+RULE = Imdsv2Required()
