@@ -204,7 +204,8 @@ class GpuPoolScalesOnUtilisation(Rule):
                                  "metric_dimension": [{"name": "AutoScalingGroupName",
                                                        "value": "(known after apply)"}]}]}]}},
             ],
-            message_contains=["cannot verify", "autoscaling_group_name is unknown"],
+            message_contains=["cannot verify",
+                              "autoscaling_group_name of scaling policy gpu is unknown"],
         ),
         Example(
             title="Groups without GPUs are out of scope",
