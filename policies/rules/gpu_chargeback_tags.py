@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from pydantic import Field
 
 from policies.facts import (
-    InstanceTypes,
     Tags,
     group_tags,
     launch_tags,
@@ -132,7 +131,8 @@ class GpuChargebackTags(Rule):
             if change.kind is ResourceKind.LAUNCH_TEMPLATE:
                 extra = launch_tags(change.after)
                 tags = Tags(tags.keys | extra.keys, tags.incomplete or extra.incomplete)
-            missing, unpropagated, incomplete = tags.missing(required), [], tags.incomplete
+            missing, unpropagated = tags.missing(required), []
+            incomplete = _TAGS_UNKNOWN if tags.incomplete else None
         if not missing and not unpropagated:
             return
         problem = "; ".join(filter(None, (
@@ -142,39 +142,39 @@ class GpuChargebackTags(Rule):
             "instances will not carry them" if unpropagated else "",
         )))
         if incomplete or not is_gpu:
+            why = [r for r in (incomplete, None if is_gpu else
+                               f"whether it runs GPU instances is unknown ({types.unknown})") if r]
             yield Finding(change.address, cannot_verify(
-                _why(incomplete, types) + f"; as planned: {problem}"), unknown=True)
+                "; ".join(why) + f"; as planned: {problem}"), unknown=True)
         else:
             yield Finding(change.address, problem,
                           detail={"missing": missing, "unpropagated": unpropagated})
 
     def _group(self, change: ResourceChange, ctx: RuleContext, required: list[str]
-               ) -> tuple[list[str], list[str], bool]:
+               ) -> tuple[list[str], list[str], str | None]:
+        """Required tags missing, present but not propagated, and why that may be incomplete."""
         tags = group_tags(change.after)
         if tags is UNKNOWN:
-            return list(required), [], True
+            return list(required), [], _TAGS_UNKNOWN
         propagated = {t.key for t in tags if t.propagate_at_launch is True}
         maybe = {t.key for t in tags if t.propagate_at_launch is UNKNOWN}
         present = {t.key for t in tags}
         link = ctx.plan.launch_templates(change)
         from_template: set[str] = set()
-        incomplete = bool(maybe)
+        incomplete = _TAGS_UNKNOWN if maybe else None
         for template in link.targets:
             extra = launch_tags(template.after)
             from_template |= extra.keys
-            incomplete = incomplete or extra.incomplete
+            incomplete = incomplete or (_TAGS_UNKNOWN if extra.incomplete else None)
         reaching = propagated | maybe | from_template
         missing = [k for k in required if k not in present and k not in reaching]
         unpropagated = [k for k in required if k in present and k not in reaching]
-        if link.unknown and (missing or unpropagated):
-            incomplete = True
+        if link.unknown and (missing or unpropagated) and not incomplete:
+            incomplete = f"the launch template's instance tags cannot be read ({link.unknown})"
         return missing, unpropagated, incomplete
 
 
-def _why(incomplete: bool, types: InstanceTypes) -> str:
-    if incomplete:
-        return "tags unknown until apply"
-    return f"whether it runs GPU instances is unknown ({types.unknown})"
+_TAGS_UNKNOWN = "tags unknown until apply"
 
 
 RULE = GpuChargebackTags()
