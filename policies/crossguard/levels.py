@@ -19,6 +19,7 @@ import grpc
 import pulumi_policy.policy as sdk
 from pulumi_policy import EnforcementLevel, ReportViolation
 
+from policies.crossguard.props import request_scope
 from policies.rules.base import Enforcement, Finding
 
 log = logging.getLogger(__name__)
@@ -64,7 +65,8 @@ ConfigCheck = Callable[[str, Mapping[str, Any]], list[str]]
 
 
 def leveled_servicer(config_checks: Mapping[str, ConfigCheck], pack_name: str) -> type | None:
-    """pulumi-policy's servicer with per-level reporting and config validation at Configure.
+    """pulumi-policy's servicer with per-level reporting, config validation at Configure, and
+    each Analyze request's properties converted once for all policies.
 
     ``config_checks`` maps a policy name to a function of (enforcement, properties) returning
     problems; a Configure carrying any problem (or naming a policy the pack lacks) is refused
@@ -85,6 +87,10 @@ def leveled_servicer(config_checks: Mapping[str, ConfigCheck], pack_name: str) -
                 return parent(response, policy_name, policy_description, level, severity)
 
             return LeveledReport(make, enforcement_level)
+
+        def Analyze(self, request, context):  # type: ignore[no-untyped-def]
+            with request_scope():
+                return super().Analyze(request, context)
 
         def Configure(self, request, context):  # type: ignore[no-untyped-def]
             result = super().Configure(request, context)

@@ -35,7 +35,7 @@ from policies.crossguard.config import (
     config_properties,
 )
 from policies.crossguard.levels import TO_SDK, finding_level
-from policies.crossguard.props import normalised_props
+from policies.crossguard.props import normalised_props, request_props
 from policies.model import ChangeKind, ResourceChange, resource_kind
 from policies.rules.base import Finding, Rule, RuleContext
 from policies.sources.pulumi_values import (
@@ -73,6 +73,7 @@ def resource_change(
     require_baseline: bool = False,
     parent: str | None = None,
     references: Mapping[str, str] | None = None,
+    new: Mapping[str, Any] | None = None,
 ) -> ResourceChange:
     """The change a rule sees for one CrossGuard resource.
 
@@ -91,7 +92,7 @@ def resource_change(
         type=type_,
         name=name,
         change=kind,
-        new=normalised_props(props),
+        new=normalised_props(props) if new is None else new,
         old=old,
         source=SOURCE,
         kind=resource_kind(type_),
@@ -170,6 +171,7 @@ class RulePolicy:
             args.resource_type, args.urn, args.name, args.props,
             baseline=baseline, require_baseline=cfg.require_baseline,
             parent=_parent_urn(args.opts.parent if args.opts else None),
+            new=request_props(args.urn, args.props),
         )
         self._judge([change], cfg, report, default_urn=args.urn)
 

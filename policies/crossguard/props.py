@@ -8,7 +8,9 @@ say "cannot verify". So the proxy is walked here, each unknown caught where it s
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, Final
 
 from pulumi_policy.proxy import UnknownValueError
@@ -55,3 +57,31 @@ def normalised_props(props: Mapping[str, Any]) -> dict[str, Any]:
     """What a rule reads as ``change.new``: snake_case keys, ``UNKNOWN`` where unknown."""
     result = normalise_inputs(plain(props))
     return result if isinstance(result, dict) else {}
+
+
+_scope = threading.local()
+
+
+@contextmanager
+def request_scope() -> Iterator[None]:
+    """One Analyze request: its properties are converted once, not once per policy.
+
+    pulumi-policy runs every resource policy of the pack on the same request, in the same
+    thread, each with a fresh proxy over the same properties.
+    """
+    _scope.memo = {}
+    try:
+        yield
+    finally:
+        _scope.memo = None
+
+
+def request_props(urn: str, props: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`normalised_props`, shared by the policies of the current request."""
+    memo: dict[str, dict[str, Any]] | None = getattr(_scope, "memo", None)
+    if memo is None:
+        return normalised_props(props)
+    hit = memo.get(urn)
+    if hit is None:
+        hit = memo[urn] = normalised_props(props)
+    return hit
