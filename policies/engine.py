@@ -1,0 +1,285 @@
+# ruff: noqa: RUF001  (the multiplication sign users read in cost notes)
+"""Run the enabled rules over normalised plans, apply waivers, and price the GPU changes.
+
+One pass per plan: changes are grouped by kind once and the plan's links (ASG ↔ launch template
+↔ scaling policy) are indexed once (:class:`policies.facts.PlanIndex`), so evaluation grows
+linearly with the plan. A rule that raises becomes a :class:`RuleError` (the check fails); it
+never takes the other rules down with it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import date
+from functools import partial
+
+from gpupool.catalog import Catalog, load_catalog
+from policies.facts import PlanIndex, Side, block, number, override_weights, own_instance_types
+from policies.model import UNKNOWN, ChangeKind, Plan, ResourceChange, ResourceKind
+from policies.result import CostLine, Result, RuleError, Violation
+from policies.rules import ALL_RULES
+from policies.rules.base import Enforcement, Finding, Rule, RuleContext
+from policies.settings import WAIVER_POLICY, PolicySettings, Settings, Waiver
+
+_SKIPPED = (ChangeKind.DELETE, ChangeKind.READ)
+
+
+def evaluate(
+    plans: Sequence[Plan],
+    settings: Settings,
+    *,
+    catalog: Catalog | None = None,
+    today: date | None = None,
+) -> Result:
+    """Evaluate every enabled rule over every plan; see the module docstring."""
+    catalog = catalog if catalog is not None else load_catalog()
+    today = today if today is not None else date.today()
+    enabled = [(r, settings.policies[r.meta.id]) for r in ALL_RULES
+               if settings.policies[r.meta.id].enforcement is not Enforcement.DISABLED]
+    violations: list[Violation] = []
+    errors: list[RuleError] = []
+    cost: list[CostLine] = []
+    evaluated = 0
+    for plan in plans:
+        index = PlanIndex(plan.changes)
+        by_kind: dict[ResourceKind, list[ResourceChange]] = {}
+        for change in plan.changes:
+            by_kind.setdefault(change.kind, []).append(change)
+        evaluated += len(plan.changes)
+        for rule, policy in enabled:
+            ctx = RuleContext(catalog, policy.params, index.by_address, plan_index=index)
+            emit = _Emitter(rule, policy, plan, index, violations)
+            if rule.meta.scope == "stack":
+                _run(rule, partial(rule.check, plan.changes, ctx), emit, errors, None)
+                continue
+            for kind in rule.meta.kinds:
+                for change in by_kind.get(kind, ()):
+                    if rule.applies_to(change):
+                        _run(rule, partial(rule.check_resource, change, ctx), emit, errors,
+                             change.address)
+        cost.extend(cost_lines(plan, index, catalog))
+    violations.extend(waiver_violations(settings, today))
+    violations = apply_waivers(violations, settings.waivers, today)
+    return Result(
+        violations=violations,
+        errors=errors,
+        sources=[p.origin for p in plans],
+        policies=[_policy_row(r, settings.policies[r.meta.id]) for r in ALL_RULES],
+        resources_evaluated=evaluated,
+        cost=cost,
+    )
+
+
+@dataclass
+class _Emitter:
+    rule: Rule
+    policy: PolicySettings
+    plan: Plan
+    index: PlanIndex
+    out: list[Violation]
+
+    def __call__(self, finding: Finding) -> None:
+        change = self.index.by_address.get(finding.resource)
+        self.out.append(Violation(
+            policy=self.rule.meta.id,
+            enforcement=level(finding, self.policy),
+            resource=finding.resource,
+            message=finding.message,
+            resource_type=change.type if change is not None else "",
+            source=self.plan.origin,
+            unknown=finding.unknown,
+            detail=dict(finding.detail),
+        ))
+
+
+def _run(rule: Rule, call: Callable[[], Iterable[Finding]], emit: _Emitter,
+         errors: list[RuleError], address: str | None) -> None:
+    try:
+        for finding in call():
+            emit(finding)
+    except Exception as e:  # a rule bug must fail the check, not crash it or pass it
+        where = f" on {address}" if address else ""
+        errors.append(RuleError(rule.meta.id, f"rule raised {type(e).__name__}{where}: {e}",
+                                address))
+
+
+def level(finding: Finding, policy: PolicySettings) -> Enforcement:
+    """Enforcement of one finding: information is advisory; "cannot verify" is reported at the
+    rule's unknownEnforcement, never stricter than the rule itself."""
+    if finding.advisory_only:
+        return Enforcement.ADVISORY
+    if finding.unknown:
+        wanted = Enforcement(policy.params.unknown_enforcement)
+        if policy.enforcement is Enforcement.ADVISORY:
+            return Enforcement.ADVISORY
+        return wanted
+    return policy.enforcement
+
+
+def _policy_row(rule: Rule, policy: PolicySettings) -> dict[str, str]:
+    return {
+        "id": rule.meta.id,
+        "title": rule.meta.title,
+        "enforcement": policy.enforcement.value,
+        "default_enforcement": rule.meta.default_enforcement.value,
+        "scope": rule.meta.scope,
+        "rationale": rule.meta.rationale,
+    }
+
+
+# --------------------------------------------------------------------------- waivers
+
+
+def waiver_violations(settings: Settings, today: date) -> list[Violation]:
+    """Expired or incomplete waivers: each a mandatory violation that waives nothing."""
+    out = []
+    for w in settings.waivers:
+        problems = w.problems(today)
+        if problems:
+            out.append(Violation(
+                policy=WAIVER_POLICY,
+                enforcement=Enforcement.MANDATORY,
+                resource=w.id,
+                message=(f"waiver {w.id} ({w.policy} on {w.resource}) waives nothing: "
+                         f"{', '.join(problems)}; a waiver needs an owner, a reason and an "
+                         "expiry date that has not passed"),
+                resource_type="waiver",
+                source=settings.waivers_path or "",
+            ))
+    return out
+
+
+def apply_waivers(violations: Iterable[Violation], waivers: Sequence[Waiver],
+                  today: date) -> list[Violation]:
+    """Mark violations covered by an active waiver; they stay in the report, not blocking."""
+    active: dict[str, list[Waiver]] = {}
+    for w in waivers:
+        if not w.problems(today):
+            active.setdefault(w.policy, []).append(w)
+    out = []
+    for v in violations:
+        match = next((w for w in active.get(v.policy, ()) if w.matches(v.policy, v.resource)),
+                     None)
+        if match is None:
+            out.append(v)
+            continue
+        info = {"id": match.id, "owner": match.owner, "reason": match.reason,
+                "expires": match.expires.isoformat() if match.expires else None}
+        out.append(replace(v, waived_by=match.id, detail={**v.detail, "waiver": info}))
+    return out
+
+
+# --------------------------------------------------------------------------- cost
+
+
+@dataclass(frozen=True, slots=True)
+class _Price:
+    per_hour: float | None  # None: cannot be priced
+    gpu: bool  # does this side run GPU instances?
+    note: str = ""
+
+
+_NOTHING = _Price(0.0, False)
+
+
+def cost_lines(plan: Plan, index: PlanIndex, catalog: Catalog) -> list[CostLine]:
+    """On-demand cost before and after for the plan's GPU instances, groups and node groups.
+
+    Groups are priced at their maximum size (the most the plan lets them cost), with the
+    dearest of their GPU types; launch templates and configurations cost nothing by themselves.
+    """
+    out = []
+    for change in plan.changes:
+        if change.change in (ChangeKind.NOOP, ChangeKind.READ):
+            continue
+        if change.kind is ResourceKind.INSTANCE:
+            price = _instance_price
+        elif change.kind in (ResourceKind.AUTOSCALING_GROUP, ResourceKind.EKS_NODE_GROUP):
+            price = _group_price
+        else:
+            continue
+        before = price(change, "old", index, catalog)
+        after = price(change, "new", index, catalog)
+        if not (before.gpu or after.gpu):
+            continue
+        notes = [n for n in (f"before: {before.note}" if before.note else "",
+                             f"after: {after.note}" if after.note else "") if n]
+        if before.note and before.note == after.note:
+            notes = [before.note]
+        out.append(CostLine(change.address, _round(before.per_hour), _round(after.per_hour),
+                            "; ".join([change.change.value, *notes])))
+    return out
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def _side_present(change: ResourceChange, side: Side) -> bool | None:
+    """Does the resource exist on this side? None: it does, but its inputs are not known."""
+    if side == "old":
+        if change.change is ChangeKind.CREATE:
+            return False
+        return None if change.old is None else True
+    return change.change is not ChangeKind.DELETE and change.new is not None
+
+
+def _instance_price(change: ResourceChange, side: Side, index: PlanIndex,
+                    catalog: Catalog) -> _Price:
+    present = _side_present(change, side)
+    if present is False:
+        return _NOTHING
+    if present is None:
+        return _Price(None, False, "old inputs not known")
+    types = own_instance_types(change, side)
+    if types.unknown:
+        return _Price(None, False, types.unknown)
+    if not types.known:  # an instance launched from a launch template of the plan
+        link = index.launch_templates(change, side)
+        if link.targets:
+            types = own_instance_types(link.targets[0], side)
+    row = catalog.get(types.known[0]) if types.known else None
+    if row is None:
+        return _Price(None, False)
+    if row.price_per_hour is None:
+        return _Price(None, True, f"no recorded price for {row.instance_type}")
+    return _Price(row.price_per_hour, True)
+
+
+def _group_price(change: ResourceChange, side: Side, index: PlanIndex,
+                 catalog: Catalog) -> _Price:
+    present = _side_present(change, side)
+    if present is False:
+        return _NOTHING
+    if present is None:
+        return _Price(None, False, "old inputs not known")
+    inputs = change.after if side == "new" else change.before
+    types = index.instance_types(change, side)
+    rows = [r for r in (catalog.get(t) for t in types.known) if r is not None]
+    if not rows:
+        return _Price(None, False, types.unknown or "")
+    if change.kind is ResourceKind.EKS_NODE_GROUP:
+        scaling = block(inputs.get("scaling_config"))
+        size = UNKNOWN if scaling is UNKNOWN else (
+            None if scaling is None else number(scaling.get("max_size")))
+    else:
+        size = number(inputs.get("max_size"))
+    if not isinstance(size, float):
+        what = "unknown until apply" if size is UNKNOWN else "not set"
+        return _Price(None, True, f"max size {what}")
+    weights = override_weights(inputs) if change.kind is ResourceKind.AUTOSCALING_GROUP else {}
+    priced = []
+    for r in rows:
+        if r.price_per_hour is None:
+            return _Price(None, True, f"no recorded price for {r.instance_type}")
+        instances = math.ceil(size / weights.get(r.instance_type, 1.0))
+        priced.append((instances * r.price_per_hour, instances, r.instance_type))
+    total, instances, dearest = max(priced)
+    note = f"at max size {instances} × {dearest}"
+    if len(rows) > 1:
+        note += " (dearest of its types)"
+    if types.unknown:
+        note += f"; {types.unknown}"
+    return _Price(total, True, note)

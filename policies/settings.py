@@ -1,0 +1,269 @@
+"""Policy configuration and waivers, validated, with errors that name the file and the key.
+
+The config YAML has **the same shape as Pulumi's ``--policy-pack-config`` JSON**, so one file
+serves ``gpupool check --config`` and the CrossGuard pack::
+
+    all: advisory                          # every policy's enforcement (optional)
+    gpu-smallest-instance: disabled        # a policy's enforcement
+    gpu-pool-scales-on-utilisation:        # enforcement and camelCase parameters
+      enforcementLevel: mandatory
+      minTarget: 50
+    gpu-no-vertical-upsize:
+      baseline: prod-export.json           # read by the CrossGuard pack; check ignores it
+
+Precedence: a policy's own level, then ``all``, then the rule's default. The waivers YAML::
+
+    waivers:
+      - id: W-12
+        policy: gpu-smallest-instance
+        resource: "module.training.aws_instance.*"   # glob (* and ?) on the address
+        owner: ml-platform
+        reason: EFA benchmark until the p5 quota lands
+        expires: 2026-03-31
+
+A waiver that is expired, or lacks owner, reason or expires, waives nothing and is itself a
+mandatory violation (see :func:`waiver_problems`); a file of the wrong shape is bad input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gpupool.errors import InputError
+from policies.rules import ALL_RULES, rule_ids
+from policies.rules.base import Enforcement, RuleParams
+
+ALL_KEY: Final = "all"
+LEVEL_KEY: Final = "enforcementLevel"
+BASELINE_KEY: Final = "baseline"  # the CrossGuard pack's old-inputs file; check has its own
+WAIVER_POLICY: Final = "gpupool-waiver"
+_LEVELS: Final = ", ".join(e.value for e in Enforcement)
+
+
+@dataclass(frozen=True)
+class PolicySettings:
+    enforcement: Enforcement
+    params: RuleParams
+    baseline: str | None = None  # kept for the CrossGuard pack; gpupool check ignores it
+
+
+class Waiver(BaseModel):
+    """One exception: a policy, a resource pattern, and who answers for it until when."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, coerce_numbers_to_str=True)
+
+    id: str = Field(min_length=1)
+    policy: str = Field(min_length=1)
+    resource: str = Field(min_length=1)
+    owner: str | None = None
+    reason: str | None = None
+    expires: date | None = None
+
+    def problems(self, today: date) -> list[str]:
+        """Why this waiver waives nothing (empty when it is active)."""
+        out = [f"no {k}" for k in ("owner", "reason", "expires")
+               if not str(getattr(self, k) or "").strip()]
+        if self.expires is not None and self.expires < today:
+            out.append(f"expired on {self.expires.isoformat()}")
+        return out
+
+    def matches(self, policy: str, address: str) -> bool:
+        """fnmatch glob (``*``, ``?``) on the address, with brackets taken literally: in
+        Terraform addresses they are instance keys (``aws_instance.gpu[*]`` matches every
+        instance), never character classes."""
+        if policy != self.policy:
+            return False
+        return address == self.resource or fnmatchcase(address, _literal_brackets(self.resource))
+
+
+def _literal_brackets(pattern: str) -> str:
+    return "".join("[[]" if ch == "[" else "[]]" if ch == "]" else ch for ch in pattern)
+
+
+class _WaiverFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    waivers: list[Waiver]
+
+
+@dataclass(frozen=True)
+class Settings:
+    policies: Mapping[str, PolicySettings]
+    waivers: tuple[Waiver, ...] = ()
+    config_path: str | None = None
+    waivers_path: str | None = None
+    notes: tuple[str, ...] = field(default=())  # things worth telling the user, not errors
+
+    @classmethod
+    def default(cls) -> Settings:
+        return cls({r.meta.id: PolicySettings(r.meta.default_enforcement, r.parse_params())
+                    for r in ALL_RULES})
+
+    def enforcement(self, rule_id: str) -> Enforcement:
+        return self.policies[rule_id].enforcement
+
+    def params(self, rule_id: str) -> RuleParams:
+        return self.policies[rule_id].params
+
+    def with_waivers(self, waivers: tuple[Waiver, ...], path: str | None = None) -> Settings:
+        return Settings(self.policies, waivers, self.config_path, path, self.notes)
+
+
+def load_settings(config_path: str | None, waivers_path: str | None) -> Settings:
+    """Settings from the config and waivers files (either may be None: defaults, no waivers).
+
+    Raises :class:`InputError` with one line per problem, each naming the file and the key.
+    """
+    settings = Settings.default() if config_path is None else parse_config(
+        _read_yaml(config_path), config_path)
+    if waivers_path is None:
+        return settings
+    return settings.with_waivers(parse_waivers(_read_yaml(waivers_path), waivers_path),
+                                 waivers_path)
+
+
+def _read_yaml(path: str) -> Any:
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: cannot read ({getattr(e, 'strerror', None) or e})") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown place"
+        problem = getattr(e, "problem", None) or "syntax error"
+        raise InputError(f"{path}: not valid YAML ({problem} at {where})") from None
+
+
+def _level(value: Any, path: str, key: str, problems: list[str]) -> Enforcement | None:
+    if isinstance(value, str) and value in Enforcement.__members__.values():
+        return Enforcement(value)
+    hint = " (YAML reads on/off/yes/no as booleans: write disabled)" if isinstance(
+        value, bool) else ""
+    problems.append(f"{path}: {key}: expected one of {_LEVELS}, got {value!r}{hint}")
+    return None
+
+
+def parse_config(doc: Any, path: str) -> Settings:
+    """Validate a policy config document (Pulumi ``--policy-pack-config`` shape)."""
+    if doc is None:
+        doc = {}
+    if not isinstance(doc, Mapping):
+        raise InputError(f"{path}: expected a mapping of policy IDs (or 'all') to an enforcement "
+                         f"level or settings, got {type(doc).__name__}")
+    problems: list[str] = []
+    default_level: Enforcement | None = None
+    if ALL_KEY in doc:
+        value = doc[ALL_KEY]
+        if isinstance(value, Mapping):
+            extra = [k for k in value if k != LEVEL_KEY]
+            for k in extra:
+                problems.append(f"{path}: {ALL_KEY}.{k}: unknown key ('all' takes only "
+                                f"{LEVEL_KEY}; parameters belong to a policy)")
+            if LEVEL_KEY in value:
+                default_level = _level(value[LEVEL_KEY], path, f"{ALL_KEY}.{LEVEL_KEY}", problems)
+        else:
+            default_level = _level(value, path, ALL_KEY, problems)
+    policies: dict[str, PolicySettings] = {}
+    notes: list[str] = []
+    known = rule_ids()
+    for key in doc:
+        if key != ALL_KEY and key not in known:
+            problems.append(f"{path}: {key}: unknown policy ID (known: {', '.join(known)})")
+    for rule in ALL_RULES:
+        rid = rule.meta.id
+        level = default_level or rule.meta.default_enforcement
+        raw: dict[str, Any] = {}
+        baseline: str | None = None
+        value = doc.get(rid)
+        if isinstance(value, Mapping):
+            raw = {str(k): v for k, v in value.items()}
+            if LEVEL_KEY in raw:
+                level = _level(raw.pop(LEVEL_KEY), path, f"{rid}.{LEVEL_KEY}", problems) or level
+            if rule.meta.needs_old_inputs and BASELINE_KEY in raw:
+                given = raw.pop(BASELINE_KEY)
+                if isinstance(given, str) and given.strip():
+                    baseline = given
+                    notes.append(f"{path}: {rid}.{BASELINE_KEY} is read by the CrossGuard pack; "
+                                 "gpupool check takes old inputs from the plan itself")
+                elif given not in (None, ""):
+                    problems.append(f"{path}: {rid}.{BASELINE_KEY}: expected a file path, "
+                                    f"got {given!r}")
+        elif value is not None:
+            level = _level(value, path, rid, problems) or level
+        elif rid in doc:
+            problems.append(f"{path}: {rid}: expected one of {_LEVELS} or a mapping, got null")
+        try:
+            params = rule.parse_params(raw)
+        except ValidationError as e:
+            problems.extend(_param_problems(e, path, rid, rule.meta.params))
+            continue
+        policies[rid] = PolicySettings(level, params, baseline)
+    if problems:
+        raise InputError(problems)
+    return Settings(policies, config_path=path, notes=tuple(notes))
+
+
+def _param_problems(err: ValidationError, path: str, rid: str,
+                    model: type[RuleParams]) -> list[str]:
+    known = ", ".join([LEVEL_KEY] + [f.alias or n for n, f in model.model_fields.items()])
+    out = []
+    for e in err.errors(include_url=False):
+        key = ".".join(str(p) for p in e["loc"])
+        where = f"{rid}.{key}" if key else rid
+        if e["type"] == "extra_forbidden":
+            out.append(f"{path}: {where}: unknown parameter (known: {known})")
+        else:
+            msg = str(e["msg"]).removeprefix("Value error, ")
+            out.append(f"{path}: {where}: {msg}, got {e.get('input')!r}")
+    return out
+
+
+def parse_waivers(doc: Any, path: str) -> tuple[Waiver, ...]:
+    """Validate a waivers document; structural problems are bad input, not violations."""
+    if doc is None:
+        return ()
+    if not isinstance(doc, Mapping) or "waivers" not in doc:
+        raise InputError(f"{path}: expected a mapping with a 'waivers' list")
+    try:
+        parsed = _WaiverFile.model_validate(doc)
+    except ValidationError as e:
+        raise InputError([_waiver_problem(path, err) for err in e.errors(include_url=False)]
+                         ) from None
+    problems: list[str] = []
+    seen: set[str] = set()
+    known = rule_ids()
+    for i, w in enumerate(parsed.waivers):
+        if w.id in seen:
+            problems.append(f"{path}: waivers[{i}].id: duplicate waiver id {w.id!r}")
+        seen.add(w.id)
+        if w.policy not in known:
+            problems.append(f"{path}: waivers[{i}].policy: unknown policy ID {w.policy!r} "
+                            f"(known: {', '.join(known)})")
+    if problems:
+        raise InputError(problems)
+    return tuple(parsed.waivers)
+
+
+def _waiver_problem(path: str, e: Mapping[str, Any]) -> str:
+    loc = e["loc"]
+    key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+    kind = e["type"]
+    if kind == "missing":
+        return f"{path}: {key}: required key is missing"
+    if kind == "extra_forbidden":
+        return (f"{path}: {key}: unknown key (expected id, policy, resource, owner, reason, "
+                "expires)")
+    if kind.startswith("date"):
+        return f"{path}: {key}: expected a date YYYY-MM-DD, got {e.get('input')!r}"
+    return f"{path}: {key}: {e['msg']}, got {e.get('input')!r}"
