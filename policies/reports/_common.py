@@ -1,0 +1,171 @@
+"""What every report format says the same way: counts, verdict wording, order, money.
+
+Kept in one place so that the text table, the PR comment, JUnit and SARIF never disagree about
+how many violations block, or what a dollar figure looks like.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from policies.result import CostLine, Result, Violation
+from policies.rules.base import Enforcement
+
+HOURS_PER_MONTH: Final = 730  # AWS's own convention for monthly on-demand figures
+
+
+@dataclass(frozen=True)
+class Counts:
+    mandatory: int  # blocking: mandatory and not waived
+    advisory: int  # advisory and not waived
+    waived: int
+    unknown: int  # "cannot verify" among the unwaived ones
+    errors: int
+
+    @property
+    def failed(self) -> bool:
+        return self.mandatory > 0 or self.errors > 0
+
+
+def counts(result: Result) -> Counts:
+    live = [v for v in result.violations if v.waived_by is None]
+    return Counts(
+        mandatory=sum(1 for v in live if v.enforcement is Enforcement.MANDATORY),
+        advisory=sum(1 for v in live if v.enforcement is not Enforcement.MANDATORY),
+        waived=len(result.violations) - len(live),
+        unknown=sum(1 for v in live if v.unknown),
+        errors=len(result.errors),
+    )
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def summary(result: Result) -> str:
+    """``2 mandatory violations, 1 rule error, 3 advisory, 1 waived`` (zeros left out)."""
+    c = counts(result)
+    parts = []
+    if c.mandatory:
+        parts.append(plural(c.mandatory, "mandatory violation"))
+    if c.errors:
+        parts.append(plural(c.errors, "rule error"))
+    if c.advisory:
+        parts.append(f"{c.advisory} advisory")
+    if c.waived:
+        parts.append(f"{c.waived} waived")
+    return ", ".join(parts) if parts else "no violations"
+
+
+def verdict_line(result: Result) -> str:
+    """One line a person can act on: the verdict, what caused it, what was looked at."""
+    word = "FAIL" if result.verdict == "fail" else "PASS"
+    scope = plural(result.resources_evaluated, "resource")
+    where = f" in {', '.join(some(result.sources))}" if result.sources else ""
+    return f"{word}: {summary(result)} ({scope} evaluated{where})"
+
+
+def some(items: Sequence[str], shown: int = 5) -> list[str]:
+    """At most ``shown`` items and an "N more" tail: a run over 500 plans stays one line."""
+    if len(items) <= shown:
+        return list(items)
+    return [*items[:shown], f"{len(items) - shown} more"]
+
+
+def status(v: Violation) -> str:
+    """Short marker for a violation's state, shared by the text and markdown tables."""
+    if v.waived_by is not None:
+        return "waived"
+    if v.unknown:
+        return "cannot verify"
+    return "blocking" if v.blocking else "advisory"
+
+
+def by_resource(violations: Iterable[Violation]) -> list[tuple[str, list[Violation]]]:
+    """Violations grouped by resource, resources in order of first appearance."""
+    groups: dict[str, list[Violation]] = {}
+    for v in violations:
+        groups.setdefault(v.resource, []).append(v)
+    return [(r, sorted(vs, key=severity_key)) for r, vs in groups.items()]
+
+
+def severity_key(v: Violation) -> tuple[int, str]:
+    """Blocking first, then advisory, then cannot-verify, then waived."""
+    if v.waived_by is not None:
+        rank = 3
+    elif v.blocking:
+        rank = 0
+    elif v.unknown:
+        rank = 2
+    else:
+        rank = 1
+    return rank, v.policy
+
+
+def waiver_justification(v: Violation) -> str:
+    """Why a violation is waived, as far as the result tells (the engine may add detail)."""
+    waiver: Any = v.detail.get("waiver") if v.detail else None
+    parts = [f"waived by {v.waived_by}"]
+    if isinstance(waiver, Mapping):
+        for key in ("owner", "reason", "expires"):
+            if waiver.get(key):
+                parts.append(f"{key}: {waiver[key]}")
+    return "; ".join(parts)
+
+
+def policy_index(result: Result) -> dict[str, Mapping[str, Any]]:
+    """Policies by id, including any id a violation or error names that the list lacks."""
+    out: dict[str, Mapping[str, Any]] = {}
+    for p in result.policies:
+        pid = str(p.get("id", ""))
+        if pid:
+            out[pid] = p
+    for pid in [v.policy for v in result.violations] + [e.policy for e in result.errors]:
+        out.setdefault(pid, {"id": pid, "title": pid, "enforcement": "", "rationale": ""})
+    return out
+
+
+# -- money ---------------------------------------------------------------------------------
+
+
+def per_hour(x: float) -> str:
+    """``$0.526``: up to four decimals (prices like 0.8048 are quoted so), at least two."""
+    s = f"{abs(x):,.4f}".rstrip("0")
+    if len(s.partition(".")[2]) < 2:
+        s = f"{abs(x):,.2f}"
+    return ("-" if x < 0 else "") + "$" + s
+
+
+def signed_per_hour(x: float) -> str:
+    return ("+" if x >= 0 else "-") + per_hour(abs(x))
+
+
+def signed_per_month(x_per_hour: float) -> str:
+    m = x_per_hour * HOURS_PER_MONTH
+    return ("+" if m >= 0 else "-") + f"${abs(m):,.2f}"
+
+
+def total_delta(cost: Sequence[CostLine]) -> float | None:
+    known = [c.delta_per_hour for c in cost if c.delta_per_hour is not None]
+    return round(sum(known), 6) if known else None
+
+
+def cost_sentence(cost: Sequence[CostLine]) -> str | None:
+    """``+$3.826/h (+$2,792.98/month at 730 h)``, or None when the plan has no GPU cost."""
+    if not cost:
+        return None
+    delta = total_delta(cost)
+    unknown = sum(1 for c in cost if c.delta_per_hour is None)
+    tail = f"; {plural(unknown, 'resource')} not priced" if unknown else ""
+    if delta is None:
+        return f"unknown{tail}"
+    return (
+        f"{signed_per_hour(delta)}/h ({signed_per_month(delta)}/month at {HOURS_PER_MONTH} h)"
+        f"{tail}"
+    )
+
+
+def money_or_dash(x: float | None) -> str:
+    return "—" if x is None else per_hour(x)

@@ -1,0 +1,55 @@
+"""The terminal report: grouped by resource, marked, a verdict line; plain off a terminal."""
+
+from __future__ import annotations
+
+import re
+
+from report_samples import ASG_ADDR, LT_ADDR, TF_ADDR, empty_result, full_result
+
+from policies.reports import text
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def test_plain_output_is_stable_uncoloured_ascii_framed() -> None:
+    out = text.render(full_result())
+    assert out == text.render(full_result())
+    assert not ANSI.search(out)
+    assert all(line == line.rstrip() for line in out.splitlines())
+    frame = [line for line in out.splitlines() if line.startswith("+")]
+    assert frame and all(set(line) <= set("+-") for line in frame)
+    # tables fit the fixed width; the verdict stays one line however long (grep-able in CI logs)
+    assert max(len(line) for line in out.splitlines()[:-1]) <= text.PLAIN_WIDTH
+
+
+def test_grouped_by_resource_with_markers() -> None:
+    out = text.render(full_result())
+    rows = [line for line in out.split("Rule errors")[0].splitlines() if line.startswith("| ")]
+    first_cells = [r.split("|")[1].strip() for r in rows[1:]]
+    # each resource is named once, at the head of its group; its other rows leave it blank
+    for addr in ("aws_launch_template.gpu", "aws_autoscaling_group.gpu"):
+        assert first_cells.count(addr) == 1
+    assert first_cells[first_cells.index(LT_ADDR) + 1] == ""
+    assert "cannot verify" in out and "waived" in out and "[waived by W-7]" in out
+    assert out.count("gpu-smallest-instance") == 3
+    assert TF_ADDR[:20] in out and ASG_ADDR in out
+
+
+def test_errors_cost_and_verdict() -> None:
+    lines = text.render(full_result()).splitlines()
+    assert any("KeyError: 'target_value'" in line for line in lines)
+    assert "GPU cost change: +$0.226/h (+$164.98/month at 730 h); 2 resources not priced" in lines
+    assert lines[-1].startswith("FAIL: 3 mandatory violations, 2 rule errors, 2 advisory, 1 waived")
+    assert "12 resources evaluated" in lines[-1]
+
+
+def test_pass_without_findings_is_one_line() -> None:
+    out = text.render(empty_result())
+    expected = "PASS: no violations (3 resources evaluated in plans/tf.json)"
+    assert out.strip().splitlines() == [expected]
+
+
+def test_colour_only_when_asked() -> None:
+    coloured = text.render(full_result(), color=True, width=100)
+    assert ANSI.search(coloured)
+    assert ANSI.sub("", coloured).count("gpu-no-vertical-upsize") == 1
