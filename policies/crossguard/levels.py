@@ -20,27 +20,28 @@ import pulumi_policy.policy as sdk
 from pulumi_policy import EnforcementLevel, ReportViolation
 
 from policies.crossguard.props import request_scope
+from policies.engine import level as engine_level
 from policies.rules.base import Enforcement, Finding
+from policies.settings import PolicySettings
 
 log = logging.getLogger(__name__)
 
-_RANK = {EnforcementLevel.DISABLED: 0, EnforcementLevel.ADVISORY: 1,
-         EnforcementLevel.MANDATORY: 2, EnforcementLevel.REMEDIATE: 2}
 TO_SDK = {
     Enforcement.MANDATORY: EnforcementLevel.MANDATORY,
     Enforcement.ADVISORY: EnforcementLevel.ADVISORY,
     Enforcement.DISABLED: EnforcementLevel.DISABLED,
 }
+FROM_SDK = {
+    EnforcementLevel.MANDATORY: Enforcement.MANDATORY,
+    EnforcementLevel.REMEDIATE: Enforcement.MANDATORY,  # pulumi-policy reports it as mandatory
+    EnforcementLevel.ADVISORY: Enforcement.ADVISORY,
+    EnforcementLevel.DISABLED: Enforcement.DISABLED,
+}
 
 
 def finding_level(finding: Finding, in_force: EnforcementLevel, params: Any) -> EnforcementLevel:
-    """The level a finding is reported at, as the engine decides it."""
-    if finding.advisory_only:
-        return EnforcementLevel.ADVISORY
-    if finding.unknown:
-        wanted = TO_SDK[Enforcement(getattr(params, "unknown_enforcement", "advisory"))]
-        return wanted if _RANK[wanted] <= _RANK[in_force] else in_force
-    return in_force
+    """The level a finding is reported at: the engine's own decision (:func:`engine.level`)."""
+    return TO_SDK[engine_level(finding, PolicySettings(FROM_SDK[in_force], params))]
 
 
 class LeveledReport:

@@ -8,7 +8,6 @@ Messages are the rule's findings, unchanged: the same words ``gpupool check`` pr
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import Any
@@ -203,11 +202,10 @@ class RulePolicy:
         in_force = getattr(report, "level", None)
         try:
             findings: Iterable[Finding] = list(self.rule.check(changes, ctx))
-        except Exception as e:  # a rule that raises fails closed, as in the engine
-            where = traceback.extract_tb(e.__traceback__)[-1]
+        except Exception as e:  # a rule that raises fails closed, worded as the engine does
+            where = f" on {default_urn}" if default_urn else ""
             _report(report, EnforcementLevel.MANDATORY,
-                    f"rule error: {self.id} raised {type(e).__name__}: {e} "
-                    f"({where.filename.rsplit('/', 1)[-1]}:{where.lineno})", default_urn)
+                    f"rule raised {type(e).__name__}{where}: {e}", default_urn)
             return
         for f in findings:
             level = finding_level(f, in_force, cfg.params) if in_force is not None else None

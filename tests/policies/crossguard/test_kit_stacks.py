@@ -1,0 +1,119 @@
+"""The kit's own stacks pass its own pack: every resource of the dev, staging and prod offline
+plans, sent as the CLI would (Analyze per resource, then AnalyzeStack), gets no mandatory
+diagnostic. A stack the kit ships must deploy under ``pulumi up --policy-pack policies``; and
+what the pack says about it is word for word what ``gpupool check`` says about the same plan.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from policies.engine import evaluate
+from policies.settings import Settings
+from policies.sources import parse_document
+from policies.testing import UNKNOWN, PolicyPackHarness, Resource
+from tests.policies.crossguard.conftest import PACK_DIR
+
+STACKS = ("dev", "staging", "prod")
+
+
+def offline_plan(stack: str) -> dict[str, Any]:
+    """`gpupool plan STACK --format json`, through the CLI as users run it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "gpupool", "plan", stack, "--format", "json"],
+        cwd=PACK_DIR.parent, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    assert plan["kind"] == "gpupool-plan" and plan["resources"]
+    return plan
+
+
+def resources(plan: dict[str, Any], *, preview: bool = False) -> list[Resource]:
+    """Plan resources as AnalyzerResources. ``preview``: every input computed from another
+    resource is unknown, as in the first `pulumi preview` of a new stack (the worst case)."""
+    out = []
+    for r in plan["resources"]:
+        deps = r.get("propertyDependencies") or {}
+        inputs = dict(r["inputs"])
+        if preview:
+            inputs.update({k: UNKNOWN for k in deps if k in inputs})
+        out.append(Resource(
+            type=r["type"], name=r["name"], properties=inputs, urn=r["urn"],
+            parent=r.get("parent") or "",
+            dependencies=sorted({u for urns in deps.values() for u in urns}),
+            property_dependencies=deps,
+        ))
+    return out
+
+
+@pytest.fixture(scope="module")
+def plans() -> dict[str, dict[str, Any]]:
+    return {s: offline_plan(s) for s in STACKS}
+
+
+@pytest.fixture(scope="module")
+def kit_pack() -> Any:
+    with PolicyPackHarness(PACK_DIR, stack="kit", project="gpupool") as h:
+        h.configure({})
+        yield h
+
+
+def _show(diags: list[Any]) -> str:
+    return "\n".join(f"{d.policy_name} {d.enforcement_level} {d.urn}: {d.detail}" for d in diags)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_resource_of_the_kit_passes_analyze_and_analyze_stack(
+    kit_pack: PolicyPackHarness, plans: dict[str, dict[str, Any]], stack: str
+) -> None:
+    rs = resources(plans[stack])
+    gpu = [r for r in rs if r.type == "aws:ec2/launchTemplate:LaunchTemplate"]
+    assert gpu and any(r.type == "aws:autoscaling/group:Group" for r in rs)
+    per_resource = [d for r in rs for d in kit_pack.analyze_resource(r)]
+    whole = list(kit_pack.analyze_stack(rs))
+    assert [d for d in per_resource + whole if d.mandatory] == [], _show(per_resource + whole)
+
+    engine = evaluate([parse_document(plans[stack], f"{stack}.json")], Settings.default())
+    assert engine.verdict == "pass" and not engine.errors
+    said_by_engine = sorted((v.policy, str(v.enforcement), v.resource, v.message)
+                            for v in engine.violations)
+    said_by_pack = sorted((d.policy_name, d.enforcement_level, d.urn, d.detail)
+                          for d in per_resource + whole)
+    assert said_by_pack == said_by_engine
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_a_first_preview_with_unknown_links_never_blocks_or_crashes(
+    kit_pack: PolicyPackHarness, plans: dict[str, dict[str, Any]], stack: str
+) -> None:
+    rs = resources(plans[stack], preview=True)
+    diags = [d for r in rs for d in kit_pack.analyze_resource(r)]
+    diags += list(kit_pack.analyze_stack(rs))
+    assert [d for d in diags if d.mandatory] == [], _show(diags)
+    assert all(d.detail.startswith("cannot verify") for d in diags), _show(diags)
+
+
+def test_a_baseline_from_the_same_plan_is_an_update_without_findings(
+    kit_pack: PolicyPackHarness, plans: dict[str, dict[str, Any]], tmp_path: Any
+) -> None:
+    """`pulumi stack export` after deploying prod, then `pulumi up` of the same code."""
+    plan = plans["prod"]
+    export = {"version": 3, "deployment": {"resources": [
+        {"urn": r["urn"], "type": r["type"], "custom": r.get("custom", True),
+         "inputs": r["inputs"]} for r in plan["resources"]]}}
+    path = tmp_path / "prod-export.json"
+    path.write_text(json.dumps(export))
+    kit_pack.configure({"gpu-no-vertical-upsize": {"baseline": str(path),
+                                                   "requireBaseline": True}})
+    try:
+        rs = resources(plan)
+        diags = [d for r in rs for d in kit_pack.analyze_resource(r)]
+        assert diags == [], _show(diags)
+    finally:
+        kit_pack.configure({})
