@@ -1,0 +1,233 @@
+"""``gpupool plan STACK [--format text|json] [--output FILE]``: the offline plan of a stack.
+
+Runs the Pulumi program in-process under the mock runtime (``infra.offline``) and shows what the
+stack would create, its GPU capacity envelope and its cost envelope. JSON is the
+``gpupool-plan`` document the policy engine reads. With ``--output`` the plan goes to the file
+and stdout gets one summary line. Pulumi and rich are imported only here, and only when needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from gpupool.config import load_stack
+from gpupool.errors import InputError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from gpupool.envelope import StackEnvelope
+    from infra.offline.plan import OfflinePlan, PlannedResource
+
+UNKNOWN_PRICE = "unknown"
+
+
+def run(args: argparse.Namespace) -> int:
+    loaded = load_stack(args.stack)
+    from infra.offline import run_offline
+
+    plan = run_offline(loaded)
+    if args.format == "json":
+        text = json.dumps(plan.to_document(), indent=2, sort_keys=True) + "\n"
+        _emit(args.output, lambda out: out.write(text), plan)
+    else:
+        _emit(args.output, lambda out: render_text(plan, out, color=args.output is None), plan)
+    return 0
+
+
+def _emit(output: str | None, write: Any, plan: OfflinePlan) -> None:
+    if output is None:
+        write(sys.stdout)
+        return
+    path = Path(output)
+    try:
+        with path.open("w", encoding="utf-8") as f:
+            write(f)
+    except OSError as e:
+        raise InputError(f"--output: cannot write {output} ({e.strerror})") from None
+    env = plan.envelope
+    sys.stdout.write(
+        f"wrote {output}: stack {plan.stack}, {sum(r.custom for r in plan.resources)} resources, "
+        f"GPUs {_num(env.gpus_min)}-{_num(env.gpus_max)}, "
+        f"{_price(env.per_hour_min)}-{_price(env.per_hour_max)} $/h\n"
+    )
+
+
+# --------------------------------------------------------------------------- text
+
+
+def render_text(plan: OfflinePlan, out: IO[str], *, color: bool = True) -> None:
+    from rich.console import Console
+
+    console = Console(file=out, no_color=not color, highlight=False, soft_wrap=False)
+    if not console.is_terminal:
+        console.width = max(console.width, 140)
+    custom = sum(r.custom for r in plan.resources)
+    console.print(
+        f"[bold]Offline plan[/bold] of stack [bold]{plan.stack}[/bold] "
+        f"(project {plan.project}, {plan.region}): {custom} resources to create"
+    )
+    console.print(
+        f"[dim]Data sources answered from {plan.fixture}; ids are placeholders.[/dim]"
+    )
+    console.print(_tree(plan))
+    for line in plan.diagnostics:
+        console.print(f"[yellow]{line}[/yellow]")
+    _capacity_table(console, plan.envelope)
+    _cost_table(console, plan.envelope)
+
+
+def _tree(plan: OfflinePlan) -> Any:
+    from rich.markup import escape
+    from rich.tree import Tree
+
+    nodes: dict[str | None, Tree] = {}
+    root = Tree("[dim]resources by parent[/dim]", guide_style="dim")
+    for r in plan.resources:
+        parent = nodes.get(r.parent, root)
+        kind = escape(short_type(r.type))
+        name = escape(r.name)
+        label = f"{kind} [cyan]{name}[/cyan]" if r.custom else f"[bold]{kind} {name}[/bold]"
+        detail = _detail(r)
+        if detail:
+            label += f"  [dim]{escape(detail)}[/dim]"
+        nodes[r.urn] = parent.add(label)
+    return root
+
+
+def short_type(token: str) -> str:
+    """``aws:ec2/launchTemplate:LaunchTemplate`` → ``aws.ec2.LaunchTemplate`` (the Python name)."""
+    package, _, rest = token.partition(":")
+    module, _, kind = rest.partition(":")
+    if "/" not in module:
+        return token
+    return f"{package}.{module.split('/')[0]}.{kind}"
+
+
+def _detail(r: PlannedResource) -> str:
+    """The inputs a reviewer of a GPU pool looks at first, per resource type."""
+    i = r.inputs
+    if r.type == "aws:ec2/launchTemplate:LaunchTemplate":
+        md = i.get("metadataOptions", {})
+        ebs = (i.get("blockDeviceMappings") or [{}])[0].get("ebs", {})
+        parts = [
+            str(i.get("instanceType")),
+            "IMDSv2" if md.get("httpTokens") == "required" else "IMDSv1 allowed",
+            f"{ebs.get('volumeSize')} GiB {ebs.get('volumeType')}",
+            "encrypted" if str(ebs.get("encrypted")).lower() == "true" else "NOT encrypted",
+        ]
+        return " · ".join(parts)
+    if r.type == "aws:autoscaling/group:Group":
+        dist = i.get("mixedInstancesPolicy", {}).get("instancesDistribution", {})
+        parts = [f"size {i.get('minSize')}-{i.get('maxSize')}"]
+        if i.get("desiredCapacity") is not None:
+            parts.append(f"desired {i['desiredCapacity']}")
+        parts.append(
+            f"on-demand base {dist.get('onDemandBaseCapacity', 0)}, "
+            f"{dist.get('onDemandPercentageAboveBaseCapacity', 100)} % above"
+        )
+        return " · ".join(parts)
+    if r.type == "aws:autoscaling/policy:Policy":
+        ttc = i.get("targetTrackingConfiguration", {})
+        spec = ttc.get("customizedMetricSpecification", {})
+        return (
+            f"target {_num(ttc.get('targetValue', 0))} % of "
+            f"{spec.get('namespace')}/{spec.get('metricName')} ({spec.get('statistic')})"
+        )
+    if r.type in ("aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet"):
+        return " ".join(str(v) for v in (i.get("cidrBlock"), i.get("availabilityZone")) if v)
+    if r.type == "aws:ec2/vpcEndpoint:VpcEndpoint":
+        return f"{i.get('vpcEndpointType')} {i.get('serviceName')}"
+    if r.type.startswith("aws:vpc/securityGroup"):
+        peer = (
+            i.get("referencedSecurityGroupId") or i.get("prefixListId") or i.get("cidrIpv4")
+        )
+        return f"{i.get('ipProtocol')} {i.get('fromPort')}-{i.get('toPort')} ↔ {peer}"
+    if r.type == "aws:iam/rolePolicyAttachment:RolePolicyAttachment":
+        return str(i.get("policyArn", "")).rpartition(":")[2]
+    return ""
+
+
+def _capacity_table(console: Console, env: StackEnvelope) -> None:
+    from rich.table import Table
+
+    t = Table(title="GPU capacity envelope", title_justify="left", header_style="bold")
+    for col, justify in (
+        ("pool", "left"),
+        ("instance type", "left"),
+        ("GPU", "left"),
+        ("GPUs/instance", "right"),
+        ("instances min-max", "right"),
+        ("GPUs at min", "right"),
+        ("GPUs at max", "right"),
+    ):
+        t.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for p in env.pools:
+        t.add_row(
+            p.pool,
+            p.instance_type,
+            f"{p.gpu_model} ({p.arch})",
+            _num(p.gpus_per_instance),
+            f"{p.instances_min}-{p.instances_max}",
+            _num(p.gpus_min),
+            _num(p.gpus_max),
+        )
+    t.add_section()
+    t.add_row("total", "", "", "", "", _num(env.gpus_min), _num(env.gpus_max), style="bold")
+    console.print(t)
+
+
+def _cost_table(console: Console, env: StackEnvelope) -> None:
+    from rich.table import Table
+
+    title = (
+        f"Cost envelope (USD, on-demand {env.price_region} prices, "
+        f"{_num(env.hours_per_month)} h/month)"
+    )
+    t = Table(title=title, title_justify="left", header_style="bold")
+    for col in ("pool", "$/h each", "$/GPU-h", "$/h at min", "$/h at max", "$/month at min",
+                "$/month at max", "spot share"):
+        t.add_column(col, justify="left" if col == "pool" else "right")
+    for p in env.pools:
+        t.add_row(
+            p.pool,
+            _price(p.price_per_hour),
+            _price(p.price_per_gpu_hour),
+            _price(p.per_hour_min),
+            _price(p.per_hour_max),
+            _price(p.per_month_min, 2),
+            _price(p.per_month_max, 2),
+            f"{round(100 * p.spot_share)} %" + (" (upper bound)" if p.upper_bound else ""),
+        )
+    t.add_section()
+    t.add_row(
+        "total", "", "",
+        _price(env.per_hour_min), _price(env.per_hour_max),
+        _price(env.per_month_min, 2), _price(env.per_month_max, 2), "",
+        style="bold",
+    )
+    console.print(t)
+    notes = []
+    if env.upper_bound:
+        notes.append("Pools using spot pay less than on-demand: their figures are upper bounds.")
+    if env.region != env.price_region:
+        notes.append(
+            f"The stack runs in {env.region}; the catalog prices {env.price_region} only, "
+            "so its prices are unknown."
+        )
+    elif env.unpriced_pools:
+        notes.append(f"No recorded price for pool(s) {', '.join(env.unpriced_pools)}.")
+    for note in notes:
+        console.print(f"[dim]{note}[/dim]")
+
+
+def _price(value: float | None, digits: int = 3) -> str:
+    return UNKNOWN_PRICE if value is None else f"{value:,.{digits}f}"
+
+
+def _num(value: float) -> str:
+    return f"{value:g}"

@@ -1,0 +1,198 @@
+"""The GPU capacity and cost envelope of a stack: what it can grow to and what that costs.
+
+Pure arithmetic over the validated config and the catalog (no Pulumi imports), so the plan, the
+stack outputs and the policy reports all quote the same figures. Prices are the catalog's
+on-demand prices: when a pool uses spot, the figures are an upper bound. A price the catalog does
+not know (an unpriced type, or a stack in a region other than the catalog's price region) stays
+``None``, and any total that would include it is ``None`` too: an unknown is never a zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gpupool.catalog import InstanceType, load_catalog
+from gpupool.catalog.model import HOURS_PER_MONTH
+from gpupool.config.models import GpuPoolConfig, StackConfig
+
+
+@dataclass(frozen=True, slots=True)
+class PoolEnvelope:
+    """One pool's capacity range and its on-demand cost at each end."""
+
+    pool: str
+    instance_type: str
+    gpu_model: str
+    arch: str
+    gpus_per_instance: float
+    instances_min: int
+    instances_max: int
+    gpus_min: float
+    gpus_max: float
+    spot_share: float
+    price_per_hour: float | None  # one instance, on-demand
+    price_per_gpu_hour: float | None
+    per_hour_min: float | None
+    per_hour_max: float | None
+    per_month_min: float | None
+    per_month_max: float | None
+
+    @property
+    def upper_bound(self) -> bool:
+        """Spot capacity is billed below on-demand, so on-demand figures only bound it."""
+        return self.spot_share > 0
+
+
+@dataclass(frozen=True, slots=True)
+class StackEnvelope:
+    """Every pool of a stack plus the totals; totals are ``None`` when any pool is unpriced."""
+
+    pools: tuple[PoolEnvelope, ...]
+    price_region: str
+    region: str
+    hours_per_month: float
+
+    @property
+    def gpus_min(self) -> float:
+        return sum(p.gpus_min for p in self.pools)
+
+    @property
+    def gpus_max(self) -> float:
+        return sum(p.gpus_max for p in self.pools)
+
+    @property
+    def per_hour_min(self) -> float | None:
+        return _total(p.per_hour_min for p in self.pools)
+
+    @property
+    def per_hour_max(self) -> float | None:
+        return _total(p.per_hour_max for p in self.pools)
+
+    @property
+    def per_month_min(self) -> float | None:
+        return _total(p.per_month_min for p in self.pools)
+
+    @property
+    def per_month_max(self) -> float | None:
+        return _total(p.per_month_max for p in self.pools)
+
+    @property
+    def upper_bound(self) -> bool:
+        return any(p.upper_bound for p in self.pools)
+
+    @property
+    def unpriced_pools(self) -> list[str]:
+        return [p.pool for p in self.pools if p.price_per_hour is None]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape used by ``gpupool plan --format json`` and the policy reports."""
+        return {
+            "currency": "USD",
+            "priceBasis": "on-demand",
+            "priceRegion": self.price_region,
+            "region": self.region,
+            "hoursPerMonth": self.hours_per_month,
+            "upperBound": self.upper_bound,
+            "pools": [_pool_dict(p) for p in self.pools],
+            "total": {
+                "gpusMin": _num(self.gpus_min),
+                "gpusMax": _num(self.gpus_max),
+                "perHourMin": _money(self.per_hour_min),
+                "perHourMax": _money(self.per_hour_max),
+                "perMonthMin": _money(self.per_month_min),
+                "perMonthMax": _money(self.per_month_max),
+                "unpricedPools": self.unpriced_pools,
+            },
+        }
+
+
+def pool_envelope(
+    pool: GpuPoolConfig, itype: InstanceType, *, priced: bool = True
+) -> PoolEnvelope:
+    """Capacity and cost of one pool; ``priced=False`` when catalog prices do not apply."""
+    price = itype.price_per_hour if priced else None
+    per_gpu = itype.price_per_gpu_hour if priced else None
+    lo, hi = pool.min_size, pool.max_size
+    return PoolEnvelope(
+        pool=pool.name,
+        instance_type=itype.instance_type,
+        gpu_model=itype.gpu_model,
+        arch=itype.arch,
+        gpus_per_instance=itype.gpu_count,
+        instances_min=lo,
+        instances_max=hi,
+        gpus_min=itype.gpu_count * lo,
+        gpus_max=itype.gpu_count * hi,
+        spot_share=pool.spot_share,
+        price_per_hour=price,
+        price_per_gpu_hour=per_gpu,
+        per_hour_min=_times(price, lo),
+        per_hour_max=_times(price, hi),
+        per_month_min=_times(price, lo * HOURS_PER_MONTH),
+        per_month_max=_times(price, hi * HOURS_PER_MONTH),
+    )
+
+
+def stack_envelope(
+    config: StackConfig,
+    instance_types: Mapping[str, InstanceType],
+    *,
+    price_region: str | None = None,
+) -> StackEnvelope:
+    """The envelope of every pool, priced only when the stack runs in the catalog's price region."""
+    price_region = price_region or str(load_catalog().meta.get("price_region", "us-east-1"))
+    priced = config.region == price_region
+    pools = tuple(
+        pool_envelope(p, instance_types[p.name], priced=priced) for p in config.pools
+    )
+    return StackEnvelope(
+        pools=pools,
+        price_region=price_region,
+        region=config.region,
+        hours_per_month=HOURS_PER_MONTH,
+    )
+
+
+def _times(price: float | None, factor: float) -> float | None:
+    return None if price is None else price * factor
+
+
+def _total(values: Any) -> float | None:
+    out = 0.0
+    for v in values:
+        if v is None:
+            return None
+        out += v
+    return out
+
+
+def _num(v: float) -> float | int:
+    return int(v) if float(v).is_integer() else v
+
+
+def _money(v: float | None) -> float | None:
+    return None if v is None else round(v, 4)
+
+
+def _pool_dict(p: PoolEnvelope) -> dict[str, Any]:
+    return {
+        "pool": p.pool,
+        "instanceType": p.instance_type,
+        "gpuModel": p.gpu_model,
+        "arch": p.arch,
+        "gpusPerInstance": _num(p.gpus_per_instance),
+        "instancesMin": p.instances_min,
+        "instancesMax": p.instances_max,
+        "gpusMin": _num(p.gpus_min),
+        "gpusMax": _num(p.gpus_max),
+        "spotShare": p.spot_share,
+        "upperBound": p.upper_bound,
+        "pricePerHour": _money(p.price_per_hour),
+        "pricePerGpuHour": _money(p.price_per_gpu_hour),
+        "perHourMin": _money(p.per_hour_min),
+        "perHourMax": _money(p.per_hour_max),
+        "perMonthMin": _money(p.per_month_min),
+        "perMonthMax": _money(p.per_month_max),
+    }

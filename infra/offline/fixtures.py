@@ -1,0 +1,291 @@
+"""Recorded answers to the data-source calls the program makes, one JSON file per region.
+
+The offline plan cannot reach AWS, so ``aws.get_availability_zones`` and friends are answered
+from ``fixtures/<region>.json`` (written by ``python -m infra.offline.record``). Each supported
+call is evaluated against the recorded data the way the API would (filters included); any other
+call, argument or filter is an :class:`UnansweredCall` naming what was asked, so the plan fails
+loudly rather than proceeding on an empty answer.
+
+``GPUPOOL_OFFLINE_FIXTURES`` may name a directory of extra ``<region>.json`` files whose tables
+are merged over the bundled ones (e.g. to describe an existing VPC for offline planning).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Final
+
+FIXTURES_ENV: Final = "GPUPOOL_OFFLINE_FIXTURES"
+_TABLES: Final = ("ssmParameters", "prefixLists", "vpcs", "instanceTypeOfferings")
+
+
+class UnansweredCall(Exception):
+    """A data-source call the offline fixtures cannot answer."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fixture:
+    """One region's recorded answers (read-only)."""
+
+    region: str
+    origin: str  # the file(s) the answers come from, for messages
+    data: Mapping[str, Any]
+
+    def table(self, key: str) -> Mapping[str, Any]:
+        value = self.data.get(key)
+        return value if isinstance(value, Mapping) else {}
+
+    def record(self, key: str) -> Mapping[str, Any]:
+        value = self.data.get(key)
+        if not isinstance(value, Mapping):
+            raise UnansweredCall(f"{self.origin} has no {key!r} record")
+        return value
+
+
+def bundled_regions() -> list[str]:
+    root = resources.files("infra.offline").joinpath("fixtures")
+    return sorted(p.name.removesuffix(".json") for p in root.iterdir() if p.name.endswith(".json"))
+
+
+def load_fixture(region: str) -> Fixture:
+    """The bundled fixture for ``region``, with any override directory merged over it."""
+    name = f"{region}.json"
+    bundled = resources.files("infra.offline").joinpath("fixtures", name)
+    origins: list[str] = []
+    data: dict[str, Any] = {}
+    if bundled.is_file():
+        data = json.loads(bundled.read_text())
+        origins.append(f"infra/offline/fixtures/{name}")
+    extra_dir = os.environ.get(FIXTURES_ENV)
+    if extra_dir and (Path(extra_dir) / name).is_file():
+        extra_path = Path(extra_dir) / name
+        try:
+            extra = json.loads(extra_path.read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise UnansweredCall(f"{extra_path}: cannot read offline fixture ({e})") from None
+        for key, value in extra.items():
+            if key in _TABLES and isinstance(value, dict):
+                data[key] = {**data.get(key, {}), **value}
+            else:
+                data[key] = value
+        origins.append(str(extra_path))
+    if not data:
+        raise UnansweredCall(
+            f"no offline fixture for region {region} (bundled: {', '.join(bundled_regions())}); "
+            f"record one with `python -m infra.offline.record --region {region}` "
+            f"or put {name} in ${FIXTURES_ENV}"
+        )
+    return Fixture(region=region, origin=" + ".join(origins), data=data)
+
+
+# --------------------------------------------------------------------------- call answering
+
+
+def answer(fixture: Fixture, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    """The result the provider would return for ``token`` called with ``args`` (camelCase)."""
+    handler = _HANDLERS.get(token)
+    args = {k: v for k, v in args.items() if v is not None}
+    if handler is None:
+        raise UnansweredCall(
+            f"no offline answer for {token}{_show(args)}; the fixtures answer "
+            f"{', '.join(sorted(_HANDLERS))}"
+        )
+    region = args.pop("region", fixture.region)
+    if region != fixture.region:
+        raise UnansweredCall(f"{token}: asked about region {region}, fixture is {fixture.origin}")
+    return handler(fixture, token, args)
+
+
+def _show(args: Mapping[str, Any]) -> str:
+    return f" with {json.dumps(args, sort_keys=True)}" if args else ""
+
+
+def _unsupported(fixture: Fixture, token: str, args: Mapping[str, Any], allowed: set[str]) -> None:
+    extra = sorted(set(args) - allowed)
+    if extra:
+        raise UnansweredCall(
+            f"{token}: the offline fixture ({fixture.origin}) cannot evaluate argument(s) "
+            f"{', '.join(extra)}{_show(args)}"
+        )
+
+
+def _filters(
+    fixture: Fixture, token: str, args: Mapping[str, Any], fields: Mapping[str, str]
+) -> list[tuple[str, set[str]]]:
+    out = []
+    for f in args.get("filters", []):
+        name, values = f.get("name"), f.get("values", [])
+        if name not in fields:
+            raise UnansweredCall(
+                f"{token}: filter {name!r} is not evaluated offline ({fixture.origin}); "
+                f"supported: {', '.join(sorted(fields))}"
+            )
+        out.append((fields[name], set(values)))
+    return out
+
+
+def _availability_zones(fixture: Fixture, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    allowed = {"state", "filters", "allAvailabilityZones", "excludeNames", "excludeZoneIds"}
+    _unsupported(fixture, token, args, allowed)
+    fields = {
+        "opt-in-status": "optInStatus",
+        "zone-type": "zoneType",
+        "zone-name": "name",
+        "zone-id": "zoneId",
+        "state": "state",
+        "group-name": "groupName",
+    }
+    filters = _filters(fixture, token, args, fields)
+    zones = []
+    for z in fixture.data.get("availabilityZones", []):
+        if not args.get("allAvailabilityZones") and z.get("optInStatus") == "not-opted-in":
+            continue
+        if "state" in args and z.get("state") != args["state"]:
+            continue
+        if z.get("name") in args.get("excludeNames", []):
+            continue
+        if z.get("zoneId") in args.get("excludeZoneIds", []):
+            continue
+        if all(z.get(key) in values for key, values in filters):
+            zones.append(z)
+    if not fixture.data.get("availabilityZones"):
+        raise UnansweredCall(f"{token}: {fixture.origin} records no availability zones")
+    return {
+        "id": fixture.region,
+        "names": [z["name"] for z in zones],
+        "zoneIds": [z["zoneId"] for z in zones],
+        "groupNames": sorted({z.get("groupName", fixture.region) for z in zones}),
+        **({"state": args["state"]} if "state" in args else {}),
+    }
+
+
+def _instance_type_offerings(
+    fixture: Fixture, token: str, args: Mapping[str, Any]
+) -> dict[str, Any]:
+    _unsupported(fixture, token, args, {"filters", "locationType"})
+    location_type = args.get("locationType", "region")
+    if location_type not in {"availability-zone", "region"}:
+        raise UnansweredCall(f"{token}: locationType {location_type!r} is not recorded offline")
+    filters = _filters(fixture, token, args, {"instance-type": "type", "location": "location"})
+    offers = fixture.table("instanceTypeOfferings")
+    if not offers:
+        raise UnansweredCall(f"{token}: {fixture.origin} records no instance type offerings")
+    pairs = sorted({(zone, t) for zone, types in offers.items() for t in types})
+    if location_type == "region":
+        pairs = sorted({(fixture.region, t) for _, t in pairs})
+    rows = [
+        {"location": loc, "type": t}
+        for loc, t in pairs
+        if all(
+            (t if key == "type" else loc) in values for key, values in filters
+        )
+    ]
+    return {
+        "id": fixture.region,
+        "locations": [r["location"] for r in rows],
+        "instanceTypes": [r["type"] for r in rows],
+        "locationTypes": [location_type] * len(rows),
+    }
+
+
+def _parameter(fixture: Fixture, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    _unsupported(fixture, token, args, {"name", "withDecryption"})
+    name = str(args.get("name", ""))
+    record = fixture.table("ssmParameters").get(name)
+    if record is None:
+        raise UnansweredCall(f"{token}: {fixture.origin} has no SSM parameter {name!r}")
+    partition = fixture.record("partition")["partition"]
+    return {
+        "id": name,
+        "name": name,
+        "arn": f"arn:{partition}:ssm:{fixture.region}::parameter{name}",
+        "type": record.get("type", "String"),
+        "value": record["value"],
+        "insecureValue": record["value"],
+        "version": record.get("version", 1),
+        "withDecryption": args.get("withDecryption", True),
+    }
+
+
+def _partition(fixture: Fixture, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    _unsupported(fixture, token, args, set())
+    p = fixture.record("partition")
+    return {"id": p["partition"], **p}
+
+
+def _caller_identity(fixture: Fixture, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    _unsupported(fixture, token, args, set())
+    c = fixture.record("callerIdentity")
+    return {"id": c["accountId"], **c}
+
+
+def _region(fixture: Fixture, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    _unsupported(fixture, token, args, {"name", "id", "endpoint"})
+    asked = args.get("name") or args.get("id")
+    if asked not in (None, fixture.region):
+        raise UnansweredCall(f"{token}: asked about {asked}, fixture is {fixture.origin}")
+    suffix = fixture.record("partition").get("dnsSuffix", "amazonaws.com")
+    return {
+        "id": fixture.region,
+        "name": fixture.region,
+        "region": fixture.region,
+        "endpoint": f"ec2.{fixture.region}.{suffix}",
+    }
+
+
+def _prefix_list(fixture: Fixture, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    _unsupported(fixture, token, args, {"name", "prefixListId"})
+    table = fixture.table("prefixLists")
+    name = args.get("name")
+    if name is None and "prefixListId" in args:
+        name = next((n for n, r in table.items() if r.get("id") == args["prefixListId"]), None)
+    record = table.get(str(name)) if name is not None else None
+    if record is None:
+        raise UnansweredCall(f"{token}: {fixture.origin} has no prefix list{_show(args)}")
+    return {
+        "id": record["id"],
+        "prefixListId": record["id"],
+        "name": name,
+        "cidrBlocks": list(record.get("cidrBlocks", [])),
+    }
+
+
+def _vpc(fixture: Fixture, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    _unsupported(fixture, token, args, {"id"})
+    vpc_id = str(args.get("id", ""))
+    record = fixture.table("vpcs").get(vpc_id)
+    if record is None:
+        raise UnansweredCall(
+            f"{token}: {fixture.origin} knows no VPC {vpc_id!r}; describe it under \"vpcs\" "
+            f"in {fixture.region}.json in ${FIXTURES_ENV} to plan it offline"
+        )
+    account = fixture.record("callerIdentity")["accountId"]
+    partition = fixture.record("partition")["partition"]
+    return {
+        "id": vpc_id,
+        "arn": f"arn:{partition}:ec2:{fixture.region}:{account}:vpc/{vpc_id}",
+        "cidrBlock": record["cidrBlock"],
+        "default": False,
+        "enableDnsHostnames": True,
+        "enableDnsSupport": True,
+        "ownerId": account,
+        "state": "available",
+    }
+
+
+_Handler = Callable[[Fixture, str, Mapping[str, Any]], dict[str, Any]]
+_HANDLERS: Final[dict[str, _Handler]] = {
+    "aws:index/getAvailabilityZones:getAvailabilityZones": _availability_zones,
+    "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings": _instance_type_offerings,
+    "aws:ssm/getParameter:getParameter": _parameter,
+    "aws:index/getPartition:getPartition": _partition,
+    "aws:index/getCallerIdentity:getCallerIdentity": _caller_identity,
+    "aws:index/getRegion:getRegion": _region,
+    "aws:ec2/getPrefixList:getPrefixList": _prefix_list,
+    "aws:ec2/getVpc:getVpc": _vpc,
+}

@@ -1,0 +1,93 @@
+"""The stack's resources, declared once for both ``pulumi up`` and the offline plan.
+
+``define_stack`` takes configuration that is already validated (``gpupool.config``), so by the
+time any resource is declared every pool has its resolved smallest instance type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from gpupool.catalog import InstanceType
+from gpupool.config.models import StackConfig
+from gpupool.envelope import StackEnvelope, stack_envelope
+from infra.aws.gpu_pool import GpuPool, GpuPoolArgs
+from infra.aws.network import GpuNetwork, GpuNetworkArgs
+
+
+def stack_tags(config: StackConfig) -> dict[str, str]:
+    """Tags for shared resources (the network): the chargeback tags without a pool."""
+    return {
+        **config.tags,
+        "team": config.team,
+        "cost-center": config.cost_center,
+        "environment": config.environment,
+        "managed-by": "gpupool",
+    }
+
+
+def define_stack(
+    config: StackConfig, instance_types: Mapping[str, InstanceType]
+) -> dict[str, Any]:
+    """Declare the network and every pool; return the stack outputs."""
+    stack = pulumi.get_stack()
+    partition = aws.get_partition()
+    network = GpuNetwork(
+        f"{stack}-network",
+        GpuNetworkArgs.from_config(
+            config.network,
+            region=config.region,
+            instance_types=[t.instance_type for t in instance_types.values()],
+            tags=stack_tags(config),
+            service_prefix=partition.reverse_dns_prefix,
+        ),
+    )
+    attachment = network.attachment()
+    pools = {
+        pool.name: GpuPool(
+            f"{stack}-{pool.name}",
+            GpuPoolArgs(
+                pool=pool,
+                instance_type=instance_types[pool.name],
+                network=attachment,
+                region=config.region,
+                tags=config.chargeback(pool),
+                partition=partition.partition,
+            ),
+        )
+        for pool in config.pools
+    }
+    group_names = {name: p.group_name for name, p in pools.items()}
+    return stack_outputs(group_names, stack_envelope(config, instance_types))
+
+
+def stack_outputs(
+    group_names: Mapping[str, pulumi.Output[str]], envelope: StackEnvelope
+) -> dict[str, Any]:
+    """Group names, GPU min/max and on-demand price per hour at min and max (None if unknown)."""
+    doc = envelope.to_dict()
+    total = doc["total"]
+    return {
+        "groupNames": dict(group_names),
+        "gpuMin": total["gpusMin"],
+        "gpuMax": total["gpusMax"],
+        "pricePerHourMin": total["perHourMin"],
+        "pricePerHourMax": total["perHourMax"],
+        "pricePerMonthMin": total["perMonthMin"],
+        "pricePerMonthMax": total["perMonthMax"],
+        "priceIsUpperBound": doc["upperBound"],
+        "pools": {
+            p["pool"]: {
+                "instanceType": p["instanceType"],
+                "gpuMin": p["gpusMin"],
+                "gpuMax": p["gpusMax"],
+                "pricePerHourMin": p["perHourMin"],
+                "pricePerHourMax": p["perHourMax"],
+            }
+            for p in doc["pools"]
+        },
+    }
