@@ -62,15 +62,26 @@ def config_properties(rule: Rule) -> dict[str, dict[str, Any]]:
     """JSON-schema properties of the rule's config: one per param (camelCase), ``$ref`` inlined."""
     schema = rule.meta.params.model_json_schema(by_alias=True, mode="validation")
     defs = schema.get("$defs", {})
+    defaults = _defaults(rule.meta.params)
     props: dict[str, dict[str, Any]] = {}
     for name, prop in schema.get("properties", {}).items():
         inlined = _inline(prop, defs)
         inlined.pop("title", None)
+        if "default" not in inlined and name in defaults:  # default_factory fields
+            inlined["default"] = defaults[name]
         props[name] = inlined
     if rule.meta.needs_old_inputs:
         props[BASELINE_KEY] = dict(BASELINE_SCHEMA)
         props[REQUIRE_BASELINE_KEY] = dict(REQUIRE_BASELINE_SCHEMA)
     return props
+
+
+def _defaults(model: type[BaseModel]) -> dict[str, Any]:
+    """Every default, factories included, as JSON: what the CLI shows and fills in."""
+    try:
+        return model().model_dump(by_alias=True, mode="json")
+    except ValidationError:  # a model with required params has no complete default
+        return {}
 
 
 def _inline(node: Any, defs: Mapping[str, Any]) -> Any:
