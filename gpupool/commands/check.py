@@ -1,0 +1,173 @@
+"""``gpupool check [PLAN_FILE ...] [--stack STACK [--base GIT_REF]] [--format ...] [--output FILE]
+[--config FILE] [--waivers FILE]``.
+
+Exit 0 when nothing blocks, 1 on a mandatory violation or a rule error, 2 on bad input or usage.
+Every input problem (config, waivers, each plan file) is collected and reported at once, one
+line each, before anything is evaluated: a check that cannot read all of its input never
+reports a verdict, so unreadable input can never pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gpupool.errors import InputError
+
+if TYPE_CHECKING:  # the policy engine, sources and rich load only when the command runs
+    from policies.model import Plan
+    from policies.result import Result
+    from policies.settings import Settings
+
+DEBUG_ENV = "GPUPOOL_DEBUG"  # set to see the traceback behind an internal error
+
+
+def run(args: argparse.Namespace) -> int:
+    plans_given: list[str] = list(args.plans or [])
+    if args.base and not args.stack:
+        raise InputError("--base GIT_REF needs --stack STACK: it names the ref the stack is "
+                         "planned at to diff against the working tree")
+    if not plans_given and not args.stack:
+        raise InputError("nothing to check: give one or more PLAN_FILEs (terraform show -json, "
+                         "pulumi preview --json, gpupool plan --format json) or --stack STACK")
+
+    settings, plans = _load_inputs(args, plans_given)
+
+    from policies.engine import evaluate
+
+    try:
+        result = evaluate(plans, settings)
+    except Exception as e:  # an engine bug: the check fails, loudly, in one line
+        if os.environ.get(DEBUG_ENV):
+            raise
+        sys.stderr.write(f"gpupool check: internal error while evaluating policies: "
+                         f"{type(e).__name__}: {e} (set {DEBUG_ENV}=1 for the traceback)\n")
+        return 1
+    result = with_waiver_detail(result, settings)
+    for note in getattr(settings, "notes", ()):
+        sys.stderr.write(f"gpupool check: note: {note}\n")
+
+    _emit(result, args)
+    return result.exit_code
+
+
+def _load_inputs(args: argparse.Namespace, plan_files: list[str]) -> tuple[Settings, list[Plan]]:
+    """Settings and every plan, or one InputError listing every problem found."""
+    from policies.settings import load_settings
+    from policies.sources import load_plan
+
+    problems: list[str] = []
+    settings = None
+    try:
+        settings = load_settings(args.config, args.waivers)
+    except InputError as e:
+        problems += e.problems
+    plans: list[Plan] = []
+    for name in plan_files:
+        try:
+            plans.append(load_plan(name))
+        except InputError as e:
+            problems += e.problems
+        except Exception as e:  # a reader bug must still not pass, nor print a traceback
+            if os.environ.get(DEBUG_ENV):
+                raise
+            problems.append(f"{name}: could not read the plan ({type(e).__name__}: {e})")
+    if args.stack and not problems:  # planning a stack is slow: only once the rest is sound
+        from policies.sources.diff import plan_stack
+
+        plans.append(plan_stack(args.stack, base=args.base, cwd=Path.cwd()))
+    if problems:
+        raise InputError(problems)
+    assert settings is not None
+    return settings, plans
+
+
+def with_waiver_detail(result: Result, settings: Settings) -> Result:
+    """Copy each waiver's owner, reason and expiry onto the findings it waives.
+
+    The engine marks a waived finding with the waiver id only; reports (SARIF suppressions,
+    the PR comment) should say who accepted the risk, why, and until when.
+    """
+    waivers = {w.id: w for w in getattr(settings, "waivers", ())}
+    if not any(v.waived_by in waivers for v in result.violations):
+        return result
+    out = []
+    for v in result.violations:
+        w = waivers.get(v.waived_by) if v.waived_by is not None else None
+        if w is None:
+            out.append(v)
+            continue
+        expires = getattr(w, "expires", None)
+        info: dict[str, Any] = {
+            "id": w.id,
+            "owner": getattr(w, "owner", None),
+            "reason": getattr(w, "reason", None),
+            "expires": expires.isoformat() if expires is not None else None,
+        }
+        out.append(replace(v, detail={**v.detail, "waiver": info}))
+    return replace(result, violations=out)
+
+
+def _emit(result: Result, args: argparse.Namespace) -> None:
+    from policies.reports import render
+    from policies.reports._common import verdict_line
+
+    color, width = False, None
+    if args.format == "text" and not args.output:
+        color, width = _terminal()
+    text = render(result, args.format, color=color, width=width, root=repo_root(Path.cwd()))
+    if args.output:
+        write_atomically(Path(args.output), text)
+        sys.stderr.write(f"gpupool check: {verdict_line(result)}; {args.format} report written "
+                         f"to {args.output}\n")
+    else:
+        _write_stdout(text)
+
+
+def _terminal() -> tuple[bool, int | None]:
+    """Colour and width only when rich says stdout is a terminal that wants colour
+    (honouring NO_COLOR, FORCE_COLOR and TERM=dumb)."""
+    from rich.console import Console
+
+    console = Console(file=sys.stdout)
+    if console.is_terminal and console.color_system is not None and not console.no_color:
+        return True, console.width
+    return False, None
+
+
+def repo_root(start: Path) -> Path:
+    """The enclosing git checkout (SARIF paths are relative to it), else ``start``."""
+    for d in (start, *start.parents):
+        if (d / ".git").exists():
+            return d
+    return start
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write the report whole or not at all: a CI step must never upload half a SARIF file."""
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
+    except OSError as e:
+        raise InputError(f"--output {path}: cannot write there ({e.strerror or e})") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise InputError(f"--output {path}: cannot write there ({e.strerror or e})") from None
+
+
+def _write_stdout(text: str) -> None:
+    try:
+        sys.stdout.write(text)
+    except UnicodeEncodeError:  # a stdout that cannot encode "→": degrade, do not crash
+        encoding = sys.stdout.encoding or "ascii"
+        sys.stdout.write(text.encode(encoding, "replace").decode(encoding))
+    sys.stdout.flush()

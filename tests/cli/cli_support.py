@@ -1,0 +1,62 @@
+"""Run ``gpupool`` the two ways users and CI do: as a process, and through ``cli.main``.
+
+Imported by the CLI tests as ``cli_support`` (their conftest puts this folder on sys.path).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures"
+SCHEMAS = FIXTURES / "schemas"
+TF_UPSIZE = FIXTURES / "terraform" / "upsize-g4dn.json"  # 7 mandatory violations
+TF_PASS = FIXTURES / "terraform" / "modules-count-foreach.json"  # advisory findings only
+PULUMI_UPSIZE = FIXTURES / "pulumi" / "preview-upsize.json"
+
+
+@dataclass(frozen=True)
+class Run:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def err_lines(self) -> list[str]:
+        return self.err.splitlines()
+
+
+def run_in_process(args: Sequence[str]) -> Run:
+    from gpupool.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as e:  # argparse usage errors
+            code = int(e.code or 0)
+    return Run(code, out.getvalue(), err.getvalue())
+
+
+def run_process(args: Sequence[str], cwd: Path | None = None) -> Run:
+    p = subprocess.run(
+        [sys.executable, "-m", "gpupool", *args],
+        capture_output=True, text=True, cwd=cwd or ROOT, timeout=120,
+        env={**_clean_env(), "PYTHONPATH": str(ROOT)},
+    )
+    return Run(p.returncode, p.stdout, p.stderr)
+
+
+def _clean_env() -> dict[str, str]:
+    import os
+
+    env = dict(os.environ)
+    for k in ("FORCE_COLOR", "CLICOLOR_FORCE", "GPUPOOL_DEBUG"):
+        env.pop(k, None)
+    return env

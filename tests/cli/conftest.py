@@ -1,0 +1,8 @@
+"""Makes ``cli_support`` importable for the CLI tests (pytest runs with importlib mode)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
