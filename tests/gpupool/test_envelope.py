@@ -1,0 +1,104 @@
+"""Capacity and cost envelope: the figures the plan, the stack outputs and the reports quote."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpupool.catalog import load_catalog
+from gpupool.config import load_stack
+from gpupool.config.models import GpuPoolConfig
+from gpupool.envelope import pool_envelope, stack_envelope
+
+ROOT = Path(__file__).resolve().parents[2]
+CATALOG = load_catalog()
+
+
+def _type(name: str):  # type: ignore[no-untyped-def]
+    t = CATALOG.get(name)
+    assert t is not None
+    return t
+
+
+def test_dev_stack_envelope_matches_the_catalog_prices() -> None:
+    loaded = load_stack(str(ROOT / "stacks" / "Pulumi.dev.yaml"))
+    env = stack_envelope(loaded.config, loaded.instance_types)
+    by_pool = {p.pool: p for p in env.pools}
+    inference = by_pool["inference"]
+    assert inference.instance_type == "g4dn.xlarge"
+    assert (inference.gpus_min, inference.gpus_max) == (0, 4)
+    assert inference.price_per_hour == pytest.approx(0.526)
+    assert inference.per_hour_max == pytest.approx(4 * 0.526)
+    assert inference.per_month_max == pytest.approx(4 * 0.526 * 730)
+    assert inference.price_per_gpu_hour == pytest.approx(0.526)
+    assert inference.upper_bound  # 90 % spot: on-demand prices only bound the bill
+    arm = by_pool["arm-inference"]
+    assert (arm.instance_type, arm.arch, arm.per_hour_max) == ("g5g.xlarge", "arm64", 0.84)
+    assert (env.gpus_min, env.gpus_max) == (0, 6)
+    assert env.per_hour_max == pytest.approx(4 * 0.526 + 2 * 0.42)
+    assert env.per_month_min == 0
+
+
+def test_prod_on_demand_base_costs_money_at_minimum() -> None:
+    loaded = load_stack(str(ROOT / "stacks" / "Pulumi.prod.yaml"))
+    env = stack_envelope(loaded.config, loaded.instance_types)
+    assert env.gpus_min == 3 + 0 + 1
+    assert env.per_hour_min == pytest.approx(3 * 0.526 + 1 * 0.8048)
+    doc = env.to_dict()
+    assert doc["total"]["perHourMin"] == round(3 * 0.526 + 0.8048, 4)
+    assert doc["priceBasis"] == "on-demand" and doc["priceRegion"] == "us-east-1"
+    assert [p["pool"] for p in doc["pools"]] == ["inference", "training", "l4-inference"]
+
+
+def test_multi_gpu_type_counts_every_gpu_and_prices_per_gpu() -> None:
+    pool = GpuPoolConfig(name="big", gpu="T4", min_size=1, max_size=3)
+    env = pool_envelope(pool, _type("g4dn.12xlarge"))
+    assert (env.gpus_per_instance, env.gpus_min, env.gpus_max) == (4, 4, 12)
+    assert env.price_per_gpu_hour == pytest.approx(3.912 / 4)
+    assert not env.upper_bound  # no spot: on-demand is the price
+
+
+def test_unknown_price_stays_unknown_and_poisons_totals() -> None:
+    loaded = load_stack(str(ROOT / "stacks" / "Pulumi.dev.yaml"))
+    unpriced = replace(loaded.instance_types["inference"], price_per_hour=None)
+    env = stack_envelope(loaded.config, {**loaded.instance_types, "inference": unpriced})
+    p = env.pools[0]
+    assert p.price_per_hour is None and p.per_hour_max is None and p.per_month_min is None
+    assert p.gpus_max == 4  # capacity is still known
+    assert env.per_hour_min is None and env.per_hour_max is None
+    assert env.unpriced_pools == ["inference"]
+    assert env.to_dict()["total"]["perMonthMax"] is None
+
+
+def test_region_without_recorded_prices_is_unpriced(tmp_path: Path) -> None:
+    text = (ROOT / "stacks" / "Pulumi.dev.yaml").read_text().replace("us-east-1", "eu-west-1")
+    path = tmp_path / "Pulumi.eu.yaml"
+    path.write_text(text)
+    loaded = load_stack(str(path))
+    env = stack_envelope(loaded.config, loaded.instance_types)
+    assert env.region == "eu-west-1" and env.price_region == "us-east-1"
+    assert all(p.price_per_hour is None for p in env.pools)
+    assert env.per_hour_max is None
+    assert env.gpus_max == 6
+
+
+@given(
+    lo=st.integers(0, 50),
+    extra=st.integers(0, 50),
+    spot=st.floats(0, 1),
+    name=st.sampled_from(sorted(t.instance_type for t in CATALOG if t.price_per_hour)),
+)
+def test_envelope_is_monotone_and_linear(lo: int, extra: int, spot: float, name: str) -> None:
+    itype = _type(name)
+    pool = GpuPoolConfig(name="p-1", gpu=itype.gpu_model, min_size=lo, max_size=max(lo + extra, 1),
+                         spot_share=spot)
+    env = pool_envelope(pool, itype)
+    assert env.per_hour_min is not None and env.per_hour_max is not None
+    assert env.per_hour_min <= env.per_hour_max
+    assert env.per_month_max == pytest.approx(env.per_hour_max * 730)
+    assert env.gpus_max == pytest.approx(itype.gpu_count * pool.max_size)
+    assert env.upper_bound == (spot > 0)

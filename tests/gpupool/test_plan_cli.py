@@ -1,0 +1,143 @@
+"""``gpupool plan``: text and JSON for every kit stack, --output, and bad stacks (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gpupool.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+RESOURCE_KEYS = {"urn", "type", "name", "parent", "custom", "inputs"}
+
+
+@pytest.fixture(autouse=True)
+def _in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)  # STACK names resolve against the project's stacks/ folder
+
+
+@pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
+def test_plan_json_shape(stack: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", stack, "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {"kind", "version", "stack", "project", "resources", "outputs", "envelope"} <= set(doc)
+    assert (doc["kind"], doc["version"], doc["stack"], doc["project"]) == (
+        "gpupool-plan", 1, stack, "gpupool"
+    )
+    for r in doc["resources"]:
+        assert RESOURCE_KEYS <= set(r) <= RESOURCE_KEYS | {"propertyDependencies"}
+        assert isinstance(r["inputs"], dict) and isinstance(r["custom"], bool)
+    types = {r["type"] for r in doc["resources"]}
+    assert {
+        "aws:ec2/launchTemplate:LaunchTemplate",
+        "aws:autoscaling/group:Group",
+        "aws:autoscaling/policy:Policy",
+    } <= types
+    env = doc["envelope"]
+    assert env["total"]["gpusMax"] == doc["outputs"]["gpuMax"]
+    assert env["total"]["perHourMax"] == doc["outputs"]["pricePerHourMax"]
+    # the policy engine's reader accepts it as is
+    from policies.sources.offline import parse
+
+    plan = parse(doc, f"{stack}.json")
+    assert len(plan.changes) == sum(r["custom"] for r in doc["resources"])
+
+
+def test_plan_text_shows_tree_and_envelopes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "prod"]) == 0
+    out = capsys.readouterr().out
+    assert "Offline plan of stack prod" in out
+    assert "gpupool:aws:GpuPool prod-training" in out
+    assert "aws.ec2.LaunchTemplate prod-training-lt" in out
+    assert "g5.xlarge · IMDSv2 · 100 GiB gp3 · encrypted" in out
+    assert "target 75 % of CWAgent/nvidia_smi_utilization_gpu (Average)" in out
+    assert "GPU capacity envelope" in out and "Cost envelope" in out
+    total = next(line for line in out.splitlines() if "total" in line and "GPU" not in line)
+    assert "4" in total and "52" in total
+    assert "upper bound" in out
+
+
+def test_output_file_keeps_stdout_short(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "dev-plan.json"
+    assert main(["plan", "dev", "--format", "json", "--output", str(target)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1
+    assert out.startswith(f"wrote {target}: stack dev, ")
+    assert "GPUs 0-6" in out and "0.000-2.944 $/h" in out
+    assert json.loads(target.read_text())["kind"] == "gpupool-plan"
+    text_target = tmp_path / "dev-plan.txt"
+    assert main(["plan", "dev", "--output", str(text_target)]) == 0
+    assert "Cost envelope" in text_target.read_text()
+    assert "\x1b[" not in text_target.read_text()  # no colour codes in files
+
+
+def _stack(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "Pulumi.bad.yaml"
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+GOOD = """\
+    config:
+      aws:region: us-east-1
+      gpupool:environment: dev
+      gpupool:team: ml
+      gpupool:costCenter: cc-1
+      gpupool:network: {createVpc: true}
+      gpupool:pools:
+        - {name: inference, gpu: T4, maxSize: 2}
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [
+        (("maxSize: 2", "maxSzie: 2"), "gpupool:pools[0]"),  # typo in a key
+        (("maxSize: 2", "maxSize: lots"), "gpupool:pools[0].maxSize"),  # wrong type
+        (("gpu: T4", "gpu: Z9000"), "gpupool:pools[0].gpu"),  # unknown GPU model
+    ],
+    ids=["typo", "wrong-type", "unknown-gpu"],
+)
+def test_bad_stack_exits_2_with_one_line_per_problem(
+    change: tuple[str, str], key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _stack(tmp_path, GOOD.replace(*change))
+    assert main(["plan", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert lines, "expected a message"
+    assert all(line.startswith(f"gpupool plan: {path}: ") for line in lines)
+    assert any(key in line for line in lines)
+    assert "Traceback" not in captured.err
+
+
+def test_bad_stack_through_the_real_cli_has_no_traceback(tmp_path: Path) -> None:
+    path = _stack(tmp_path, GOOD.replace("maxSize: 2", "maxSize: x"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpupool", "plan", str(path)],
+        capture_output=True, text=True, cwd=ROOT, timeout=60, check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert "Traceback" not in proc.stderr
+    assert all(line.startswith(f"gpupool plan: {path}: ") for line in proc.stderr.splitlines())
+
+
+def test_real_cli_plans_dev(tmp_path: Path) -> None:
+    target = tmp_path / "plan.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpupool", "plan", "dev", "--format", "json", "--output",
+         str(target)],
+        capture_output=True, text=True, cwd=ROOT, timeout=60, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert json.loads(target.read_text())["stack"] == "dev"
