@@ -11,6 +11,7 @@ every finding is reported at the policy's level, which is stricter, never laxer.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -78,14 +79,17 @@ def leveled_servicer(config_checks: Mapping[str, ConfigCheck], pack_name: str) -
         log.warning("pulumi-policy internals changed: findings keep their policy's level")
         return None
 
+    takes_severity = "severity" in inspect.signature(base._create_report_violation).parameters
+
     class LeveledServicer(base):  # type: ignore[misc,valid-type]
         def _create_report_violation(  # type: ignore[no-untyped-def]
             self, response, policy_name, policy_description, enforcement_level, severity=None
         ) -> LeveledReport:
             parent = super()._create_report_violation
+            extra = (severity,) if takes_severity else ()  # pulumi-policy < 1.14 has none
 
             def make(level: EnforcementLevel) -> ReportViolation:
-                return parent(response, policy_name, policy_description, level, severity)
+                return parent(response, policy_name, policy_description, level, *extra)
 
             return LeveledReport(make, enforcement_level)
 

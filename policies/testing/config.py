@@ -80,7 +80,13 @@ def cli_policy_config(
 
 
 def _validate(info: AnalyzerInfo, result: Mapping[str, tuple[str, dict[str, Any]]]) -> None:
-    import jsonschema  # test-time dependency; imported only when validating
+    try:
+        import jsonschema  # a test-time dependency, needed only to validate as the CLI does
+    except ImportError:
+        raise RuntimeError(
+            "validating policy config as the CLI does needs the jsonschema package: "
+            "pip install jsonschema, or pass validate=False"
+        ) from None
 
     problems: list[str] = []
     for p in info.policies:

@@ -197,17 +197,19 @@ class PolicyPackHarness:
         config: Mapping[str, str | Mapping[str, Any]],
         *,
         as_cli: bool = True,
+        validate: bool = True,
     ) -> dict[str, dict[str, Any]]:
         """Send ``--policy-pack-config`` JSON (policy → level or ``{enforcementLevel, ...}``).
 
         With ``as_cli`` (default) the config is completed and checked as the CLI does before it
         calls Configure: every policy gets an entry (its default level, its schema's defaults),
         an ``all`` key sets every level, properties are validated against each policy's schema
-        and unknown policy names are refused (:class:`ValueError`). Returns what was sent.
+        (``validate``; needs jsonschema) and names that match no policy are sent on as the CLI
+        does, for the pack to judge. Returns what was sent.
         """
         if as_cli:
             info = self._info or self.get_analyzer_info()
-            effective = cli_policy_config(info, config)
+            effective = cli_policy_config(info, config, validate=validate)
         else:
             effective = {
                 k: ({"enforcementLevel": v} if isinstance(v, str) else dict(v))

@@ -238,3 +238,49 @@ def test_without_the_leveled_servicer_findings_keep_the_policy_level() -> None:
     rp.validate_resource(Args(), lambda m, u=None: reported.append((m, u)))  # type: ignore[arg-type]
     assert reported and reported[0][0].startswith("cannot verify")
     assert reported[0][1] == Args.urn
+
+
+def test_leveled_servicer_degrades_when_pulumi_policy_internals_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import pulumi_policy.policy as sdk
+
+    from policies.crossguard.levels import leveled_servicer
+
+    assert leveled_servicer({}, "gpupool") is not None
+    monkeypatch.setattr(sdk, "_PolicyAnalyzerServicer", type("Renamed", (), {}))
+    assert leveled_servicer({}, "gpupool") is None
+
+
+class _Broken(Rule):
+    meta = _rule("gpu-smallest-instance").meta
+    examples = ()
+
+    def check_resource(self, change: Any, ctx: Any) -> Any:
+        raise ZeroDivisionError("division by zero")
+
+
+def test_a_rule_that_raises_is_a_mandatory_diagnostic_worded_as_the_engine() -> None:
+    from policies.crossguard.levels import LeveledReport
+
+    rp = RulePolicy(_Broken(), PackRuntime())
+    reported: list[tuple[EnforcementLevel, str, str | None]] = []
+
+    def make(level: EnforcementLevel) -> Any:
+        return lambda m, u=None: reported.append((level, m, u))
+
+    class Args:
+        resource_type = "aws:ec2/instance:Instance"
+        urn = "urn:pulumi:s::p::aws:ec2/instance:Instance::gpu"
+        name = "gpu"
+        props = _as_pulumi_policy_gives_it({"instanceType": "g4dn.xlarge"})
+        opts = None
+
+        @staticmethod
+        def get_config() -> dict[str, Any]:
+            return {}
+
+    rp.validate_resource(Args(), LeveledReport(make, EnforcementLevel.ADVISORY))  # type: ignore[arg-type]
+    assert reported == [(EnforcementLevel.MANDATORY,
+                         f"rule raised ZeroDivisionError on {Args.urn}: division by zero",
+                         Args.urn)]
