@@ -8,9 +8,10 @@ Choices a reader of the output should know:
   "cannot verify" (value unknown until apply) is a ``note`` — it is reported, never a silent
   pass, but it is no proven violation. A "cannot verify" configured as mandatory blocks, so it
   is an ``error``.
-- Location: the plan file the finding came from, relative to ``root`` (the repository checkout,
-  by default the working directory), at the line where the plan names the resource when that is
-  cheap to find (one regex pass per plan file, skipped for files over 32 MiB); otherwise line 1.
+- Location: the plan file the finding came from (for ``--stack``, the stack file), relative to
+  ``root`` (the repository checkout, by default the working directory), at the line where the
+  plan names the resource when that is cheap to find (one regex pass per plan file, skipped for
+  files over 32 MiB); otherwise line 1.
   The resource address is the logical location.
 - ``partialFingerprints`` hash policy + resource, so GitHub keeps one alert per finding across
   runs even though plan files are regenerated and their line numbers move.
@@ -216,8 +217,31 @@ class _Locator:
                 return quote(full.relative_to(self.root).as_posix()), full
             except ValueError:
                 return full.as_uri(), full
-        # Not a file (a stack diff, "crossguard"): name it, encoded as a relative reference.
+        stack_file = _stack_file(source)
+        if stack_file is not None:
+            return self._artifact(str(stack_file))
+        # Not a file ("crossguard", a stack file since removed): named, encoded as a reference.
         return quote(source or "plan", safe="/@.-_~"), None
+
+
+_STACK_ORIGIN = re.compile(r"^stack (?P<stack>.+?)(?: \(working tree\)| @ \S+)$")
+
+
+def _stack_file(source: str) -> Path | None:
+    """The stack file behind a ``--stack`` origin ("stack dev @ main..worktree"), so that
+    GitHub links the finding to the file a pull request changed. STACK is a path or a name
+    (``stacks/Pulumi.<name>.yaml`` of the project in the working directory)."""
+    m = _STACK_ORIGIN.match(source)
+    if m is None:
+        return None
+    stack = m.group("stack")
+    for candidate in (Path(stack), Path("stacks") / f"Pulumi.{stack}.yaml"):
+        try:
+            if candidate.is_file():
+                return candidate
+        except OSError:
+            continue
+    return None
 
 
 def _first_mention(path: Path, needle: str) -> tuple[int, int]:

@@ -60,13 +60,19 @@ def check_report(fmt: str, text: str, verdict: str) -> None:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_format_as_a_process(fmt: str) -> None:
+    """``python -m gpupool``, as CI calls it: the fail verdict (exit 1), report on stdout."""
     failing = run_process(["check", rel(TF_UPSIZE), "--format", fmt])
     assert failing.code == 1, failing.err
     assert failing.err == ""
     check_report(fmt, failing.out, "fail")
-    passing = run_process(["check", rel(TF_PASS), "--format", fmt])
-    assert passing.code == 0, passing.err
-    check_report(fmt, passing.out, "pass")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_passes_a_clean_plan(fmt: str) -> None:
+    """Advisory findings only: reported in every format, and exit 0."""
+    run = run_in_process(["check", str(TF_PASS), "--format", fmt])
+    assert run.code == 0, run.err
+    check_report(fmt, run.out, "pass")
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -255,3 +261,47 @@ def test_a_directory_is_not_a_plan(tmp_path: Path) -> None:
 def test_usage_errors_as_a_process() -> None:
     run = run_process(["check", "does-not-exist.json"])
     assert_one_clean_line_per_problem(run, "does-not-exist.json")
+
+
+# -- --stack (offline plan of the kit's own stack) -----------------------------------------
+
+
+def test_stack_with_a_plan_file_in_sarif(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kit's own dev stack passes; its findings point at the stack file in SARIF."""
+    monkeypatch.chdir(ROOT)
+    run = run_in_process(["check", rel(TF_PASS), "--stack", "dev", "--format", "sarif"])
+    assert run.code == 0, run.err
+    check_report("sarif", run.out, "pass")
+    doc = json.loads(run.out)
+    assert doc["runs"][0]["properties"]["sources"] == [rel(TF_PASS), "stack dev (working tree)"]
+    uris = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        for r in doc["runs"][0]["results"]
+    }
+    assert "stacks/Pulumi.dev.yaml" in uris
+
+
+def test_stack_against_a_git_base(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    run = run_in_process(["check", "--stack", "dev", "--base", "HEAD", "--format", "json"])
+    assert run.code == 0, run.err
+    doc = json.loads(run.out)
+    assert doc["summary"]["sources"] == ["stack dev @ HEAD..worktree"]
+    assert doc["summary"]["resources_evaluated"] > 10
+
+
+def test_unknown_stack_and_bad_ref(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    assert_one_clean_line_per_problem(run_in_process(["check", "--stack", "nosuch"]), "nosuch")
+    run = run_in_process(["check", "--stack", "dev", "--base", "no-such-ref-xyz"])
+    assert_one_clean_line_per_problem(run, "no-such-ref-xyz")
+
+
+def test_stack_is_not_planned_when_other_input_is_bad(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Bad input is reported at once, without paying seconds for an offline plan first."""
+    monkeypatch.chdir(ROOT)
+    run = run_in_process(["check", str(tmp_path / "missing.json"), "--stack", "nosuch"])
+    assert_one_clean_line_per_problem(run, "missing.json")
+    assert not any("nosuch" in line for line in run.err_lines)

@@ -227,3 +227,22 @@ def test_waiver_finding_located_in_waivers_yaml(tmp_path: Path) -> None:
     assert phys["artifactLocation"]["uri"] == "waivers.yaml"
     assert phys["region"] == {"startLine": 2, "startColumn": len("  - id: ") + 1}
     assert doc["runs"][0]["tool"]["driver"]["rules"][0]["id"] == "gpupool-waiver"
+
+
+@pytest.mark.parametrize("origin", ["stack dev @ main..worktree", "stack dev (working tree)",
+                                    "stack stacks/Pulumi.dev.yaml @ HEAD~1..worktree"])
+def test_stack_findings_point_at_the_stack_file(plan_file: str, origin: str) -> None:
+    Path("stacks").mkdir()
+    Path("stacks/Pulumi.dev.yaml").write_text("config:\n  gpupool:pools: []\n")
+    v = Violation("gpu-smallest-instance", Enforcement.MANDATORY, URN, "m", source=origin)
+    loc = sarif.to_sarif(Result([v], [], [origin], [], 1))["runs"][0]["results"][0]
+    artifact = loc["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert artifact == {"uri": "stacks/Pulumi.dev.yaml", "uriBaseId": "%SRCROOT%"}
+
+
+def test_unknown_stack_falls_back_to_a_named_reference(plan_file: str) -> None:
+    v = Violation("p", Enforcement.MANDATORY, URN, "m", source="stack gone @ main..worktree")
+    loc = sarif.to_sarif(Result([v], [], [], [], 1))["runs"][0]["results"][0]["locations"][0]
+    assert loc["physicalLocation"]["artifactLocation"] == {
+        "uri": "stack%20gone%20@%20main..worktree"
+    }
