@@ -22,7 +22,8 @@ import yaml
 from gpupool.cli import build_parser
 from policies.settings import load_settings
 from policies.testing import PolicyPackHarness
-from tests.policies.crossguard.conftest import PACK_DIR
+
+PACK_DIR = Path(__file__).resolve().parents[3] / "policies"
 
 DOCS = PACK_DIR.parent / "docs"
 WORKFLOW = DOCS / "examples" / "github-actions.yml"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +18,8 @@ from policies.engine import evaluate
 from policies.settings import Settings
 from policies.sources import parse_document
 from policies.testing import UNKNOWN, PolicyPackHarness, Resource
-from tests.policies.crossguard.conftest import PACK_DIR
+
+PACK_DIR = Path(__file__).resolve().parents[3] / "policies"
 
 STACKS = ("dev", "staging", "prod")
 

@@ -19,6 +19,8 @@ from policies.rules import ALL_RULES
 from policies.rules.base import KNOWN_AFTER_APPLY, Example, Rule
 from policies.testing import UNKNOWN, PolicyPackHarness, Resource
 
+PACK_DIR = Path(__file__).resolve().parents[3] / "policies"
+
 
 def _pulumi_shaped(ex: Example) -> bool:
     """CrossGuard only ever sees Pulumi resources, alive, linked by values or dependencies."""
@@ -47,7 +49,6 @@ def _wire(value: Any) -> Any:
 
 @pytest.fixture(scope="module")
 def example_pack() -> Any:
-    from tests.policies.crossguard.conftest import PACK_DIR
 
     # Example addresses are urn:pulumi:example::gpupool::TYPE::NAME: the harness builds the same.
     with PolicyPackHarness(PACK_DIR, stack="example", project="gpupool") as h:
