@@ -16,7 +16,7 @@ from datetime import date
 from functools import partial
 
 from gpupool.catalog import Catalog, load_catalog
-from policies.facts import PlanIndex, Side, block, number, override_weights, own_instance_types
+from policies.facts import PlanIndex, Side, block, number, override_weights
 from policies.model import UNKNOWN, ChangeKind, Plan, ResourceChange, ResourceKind
 from policies.result import CostLine, Result, RuleError, Violation
 from policies.rules import ALL_RULES
@@ -233,13 +233,13 @@ def _instance_price(change: ResourceChange, side: Side, index: PlanIndex,
         return _NOTHING
     if present is None:
         return _Price(None, False, "old inputs not known")
-    types = own_instance_types(change, side)
+    types = index.own_types(change, side)
     if types.unknown:
         return _Price(None, False, types.unknown)
     if not types.known:  # an instance launched from a launch template of the plan
         link = index.launch_templates(change, side)
         if link.targets:
-            types = own_instance_types(link.targets[0], side)
+            types = index.own_types(link.targets[0], side)
     row = catalog.get(types.known[0]) if types.known else None
     if row is None:
         return _Price(None, False)

@@ -10,7 +10,6 @@ from policies.facts import (
     Tags,
     group_tags,
     launch_tags,
-    own_instance_types,
     resource_tags,
 )
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
@@ -120,7 +119,7 @@ class GpuChargebackTags(Rule):
         if change.kind in (ResourceKind.AUTOSCALING_GROUP, ResourceKind.EKS_NODE_GROUP):
             types = ctx.plan.instance_types(change)
         else:
-            types = own_instance_types(change)
+            types = ctx.plan.own_types(change)
         is_gpu = any(t in ctx.catalog for t in types.known)
         if not is_gpu and types.complete:
             return

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from gpupool.catalog import Catalog
 from gpupool.catalog.model import HOURS_PER_MONTH, GpuChange
-from policies.facts import InstanceTypes, own_instance_types
+from policies.facts import InstanceTypes
 from policies.model import ChangeKind, ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify, cost_change, count, gpus, per_gpu_hour, usd
 from policies.rules.base import (
@@ -162,14 +162,14 @@ class GpuNoVerticalUpsize(Rule):
             return
         params: Params = ctx.params
         catalog = ctx.catalog
-        new = own_instance_types(change, "new")
+        new = ctx.plan.own_types(change, "new")
         if change.old is None:
             if _maybe_gpu(new, catalog):
                 yield Finding(change.address, cannot_verify(
                     "the old inputs are not known (no baseline), so a change of instance type "
                     f"to {_show(new)} cannot be compared"), unknown=True)
             return
-        old = own_instance_types(change, "old")
+        old = ctx.plan.own_types(change, "old")
         if not old.complete or not new.complete:
             if _maybe_gpu(old, catalog) and _maybe_gpu(new, catalog):
                 side = "new" if not new.complete else "old"

@@ -6,7 +6,6 @@ from collections.abc import Iterable
 
 from pydantic import Field
 
-from policies.facts import own_instance_types
 from policies.model import ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify, family, gpu_families, usd
 from policies.rules.base import (
@@ -124,7 +123,7 @@ class GpuSmallestInstance(Rule):
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         params: Params = ctx.params
         catalog = ctx.catalog
-        types = own_instance_types(change)
+        types = ctx.plan.own_types(change)
         if types.unknown:
             yield Finding(change.address, cannot_verify(types.unknown), unknown=True)
         for name in types.known:
