@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _emit(output: str | None, write: Any, plan: OfflinePlan) -> None:
+def _emit(output: str | None, write: Callable[[IO[str]], object], plan: OfflinePlan) -> None:
     if output is None:
         write(sys.stdout)
         return
