@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
 from collections import Counter
 from typing import Any
 
@@ -185,6 +186,8 @@ def test_user_data_publishes_the_metric_the_policy_tracks(pool_case: Any) -> Non
     assert script.startswith("#!/bin/bash\n")
     assert "set -euo pipefail" in script
     assert f"amazoncloudwatch-agent-{loaded.config.region}.s3." in script
+    syntax = subprocess.run(["bash", "-n"], input=script, text=True, capture_output=True)
+    assert syntax.returncode == 0, syntax.stderr
     metrics = agent_config_from_script(script)["metrics"]
     assert metrics["namespace"] == "CWAgent"
     assert metrics["append_dimensions"] == {"AutoScalingGroupName": "${aws:AutoScalingGroupName}"}
