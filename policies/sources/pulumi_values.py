@@ -1,0 +1,118 @@
+"""Pulumi's JSON value encoding → plain values with UNKNOWN, and URN parsing.
+
+Pulumi serialises property values with markers (sdk ``resource/sig`` and ``apitype``):
+
+- ``"04da6b54-80e4-46f7-96ec-b56ff0331ba9"``: a computed value, unknown until the update runs.
+- ``{"4dabf18193072939515e22adb298388d": SIG, ...}``: a typed object. For secrets
+  (``1b47061264138c4ac30d75fd1eb44270``) the value is the JSON-encoded ``plaintext`` when the
+  file carries it, else unknown (only ``ciphertext``). Output values (``d0e6a833…``) unwrap to
+  their ``value`` or unknown; resource references (``5cf8f730…``) become their ``id`` or, when
+  that is empty or missing, their URN. Assets and archives stay as they are.
+- ``"[secret]"``: what ``pulumi preview --json`` prints for every secret (it never shows
+  plaintext): the value is hidden, so it is unknown to a rule, never a real string.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from policies.model import UNKNOWN, normalise_inputs, snake
+from policies.sources.reading import fail, want_list, want_obj, want_str
+
+UNKNOWN_SENTINEL: Final = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+REDACTED_SECRET: Final = "[secret]"
+SIG_KEY: Final = "4dabf18193072939515e22adb298388d"
+SECRET_SIG: Final = "1b47061264138c4ac30d75fd1eb44270"
+OUTPUT_SIG: Final = "d0e6a833031e9bbcd3f4e8bde6ca49a4"
+RESOURCE_SIG: Final = "5cf8f73096256a8f31e491e813e4eb8e"
+
+STACK_TYPE: Final = "pulumi:pulumi:Stack"
+PROVIDER_PREFIX: Final = "pulumi:providers:"
+
+
+def clean(value: Any) -> Any:
+    """A copy of a Pulumi property value with markers resolved (see the module docstring)."""
+    t = type(value)
+    if t is str:
+        return UNKNOWN if value in (UNKNOWN_SENTINEL, REDACTED_SECRET) else value
+    if t is dict:
+        if SIG_KEY in value:
+            return _signed(value)
+        return {k: clean(v) for k, v in value.items()}
+    if t is list:
+        return [clean(v) for v in value]
+    return value
+
+
+def _signed(value: dict[str, Any]) -> Any:
+    sig = value[SIG_KEY]
+    if sig == SECRET_SIG:
+        if "plaintext" not in value:
+            return UNKNOWN
+        plaintext = value["plaintext"]
+        if type(plaintext) is not str:
+            return clean(plaintext)
+        try:
+            return clean(json.loads(plaintext))
+        except (ValueError, RecursionError):
+            return plaintext  # not JSON-encoded: the plaintext is the value itself
+    if sig == OUTPUT_SIG:
+        return clean(value["value"]) if "value" in value else UNKNOWN
+    if sig == RESOURCE_SIG:
+        rid = value.get("id")
+        if type(rid) is str and rid and rid != UNKNOWN_SENTINEL:
+            return rid
+        urn = value.get("urn")
+        return urn if type(urn) is str else UNKNOWN
+    return {k: clean(v) for k, v in value.items()}
+
+
+def inputs(value: dict[str, Any]) -> dict[str, Any]:
+    """Pulumi inputs (camelCase, markers) → the normalised snake_case inputs rules read."""
+    return normalise_inputs(clean(value))
+
+
+def urn_type_name(urn: str) -> tuple[str, str] | None:
+    """``urn:pulumi:STACK::PROJECT::QUALIFIED$TYPE::NAME`` → (TYPE, NAME); None if not a URN."""
+    if not urn.startswith("urn:pulumi:"):
+        return None
+    parts = urn.split("::", 3)
+    if len(parts) != 4 or not parts[2] or not parts[3]:
+        return None
+    return parts[2].rsplit("$", 1)[-1], parts[3]
+
+
+def is_engine_resource(type_token: str) -> bool:
+    """The stack itself and providers: Pulumi's bookkeeping, not infrastructure to judge."""
+    return type_token == STACK_TYPE or type_token.startswith(PROVIDER_PREFIX)
+
+
+def dependency_references(deps: Any, origin: str, path: str) -> dict[str, str]:
+    """``propertyDependencies`` (input → URNs it was computed from) → references.
+
+    Only an input that depends on exactly one resource (providers aside) gets a link: with
+    several, which one the value names is not provable.
+    """
+    if deps is None:
+        return {}
+    out: dict[str, str] = {}
+    for key, urns in want_obj(deps, origin, path).items():
+        targets: set[str] = set()
+        for i, urn in enumerate(want_list(urns, origin, f"{path}.{key}")):
+            found = urn_type_name(want_str(urn, origin, f"{path}.{key}[{i}]"))
+            if found is not None and not is_engine_resource(found[0]):
+                targets.add(urn)
+        if len(targets) == 1:
+            out[snake(key)] = targets.pop()
+    return out
+
+
+def parent_link(parent: Any, origin: str, path: str) -> str | None:
+    """The parent URN, or None for top-level resources (parented to the stack itself)."""
+    if parent is None or parent == "":
+        return None
+    found = urn_type_name(want_str(parent, origin, path))
+    if found is None:
+        fail(origin, path, "a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME)", parent)
+    return None if found[0] == STACK_TYPE else parent

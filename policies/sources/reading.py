@@ -1,0 +1,129 @@
+"""Read a plan file into JSON, and say precisely what is wrong when it is not one.
+
+Every source reports bad input the same way: one line naming the file, the key path inside it
+and what was expected (``plan.json: resource_changes[3].change.actions: expected an array of
+strings, got object``). The helpers here build those lines; callers build key paths only on the
+error path, so the happy path pays nothing for them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, NoReturn
+
+from gpupool.errors import InputError
+
+_JSON_TYPES: dict[type, str] = {
+    dict: "object",
+    list: "array",
+    str: "string",
+    bool: "boolean",
+    int: "number",
+    float: "number",
+    type(None): "null",
+}
+
+
+def json_type(value: object) -> str:
+    """JSON's name for a value's type, as users know it from their files."""
+    return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def fail(origin: str, path: str, expected: str, got: object = ...) -> NoReturn:
+    """Raise the one-line InputError: ``<file>: <key path>: expected ..., got ...``."""
+    where = f"{origin}: {path}: " if path else f"{origin}: "
+    tail = "" if got is ... else f", got {_describe(got)}"
+    raise InputError(f"{where}expected {expected}{tail}")
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, str) and not isinstance(value, bool):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"string {json.dumps(shown)}"
+    if isinstance(value, bool | int | float) or value is None:
+        return json.dumps(value)
+    if isinstance(value, list | dict):
+        try:
+            text = json.dumps(value, separators=(",", ":"), default=str)
+        except (ValueError, TypeError, RecursionError):
+            text = ""
+        if text and len(text) <= 60:
+            return f"{json_type(value)} {text}"
+    return json_type(value)
+
+
+def want_obj(value: Any, origin: str, path: str) -> dict[str, Any]:
+    if type(value) is not dict:
+        fail(origin, path, "an object", value)
+    return value
+
+
+def want_list(value: Any, origin: str, path: str) -> list[Any]:
+    if type(value) is not list:
+        fail(origin, path, "an array", value)
+    return value
+
+
+def want_str(value: Any, origin: str, path: str) -> str:
+    if type(value) is not str:
+        fail(origin, path, "a string", value)
+    return value
+
+
+def opt_obj(value: Any, origin: str, path: str) -> dict[str, Any] | None:
+    """An object or null/absent (the caller passes ``doc.get(key)``)."""
+    if value is not None and type(value) is not dict:
+        fail(origin, path, "an object or null", value)
+    return value
+
+
+def read_json(path: Path, origin: str) -> Any:
+    """Parse a file as JSON (UTF-8/16/32, with or without BOM), or raise a one-line InputError."""
+    try:
+        raw = path.read_bytes()
+    except IsADirectoryError:
+        raise InputError(f"{origin}: is a directory, expected a plan file") from None
+    except OSError as e:
+        raise InputError(f"{origin}: cannot read: {e.strerror or e}") from None
+    if raw.startswith(b"PK\x03\x04"):
+        raise InputError(
+            f"{origin}: expected JSON, got a binary Terraform plan; "
+            f"convert it with `terraform show -json {origin} > plan.json`"
+        )
+    if not raw.strip():
+        raise InputError(f"{origin}: expected a JSON plan, got an empty file")
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError:
+        raise InputError(f"{origin}: expected JSON text (UTF-8), got undecodable bytes") from None
+    except RecursionError:
+        raise InputError(f"{origin}: expected a JSON plan, got nesting too deep to read") from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"{origin}: {_json_problem(raw, e)}") from None
+
+
+def _json_problem(raw: bytes, e: json.JSONDecodeError) -> str:
+    """Name the likely mistake: a JSON-lines event stream is the usual one."""
+    if e.msg == "Extra data":
+        first = _first_line_object(raw)
+        if first is not None and "@level" in first:
+            return (
+                "expected one JSON document, got Terraform's JSON-lines UI log "
+                "(`terraform plan -json`); use `terraform show -json PLANFILE`"
+            )
+        if first is not None and ("sequence" in first or "timestamp" in first):
+            return (
+                "expected one JSON document, got a Pulumi engine event stream; "
+                "use `pulumi preview --json` without streaming"
+            )
+    return f"expected valid JSON: {e.msg} at line {e.lineno} column {e.colno}"
+
+
+def _first_line_object(raw: bytes) -> dict[str, Any] | None:
+    line = raw.split(b"\n", 1)[0]
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return value if type(value) is dict else None

@@ -1,0 +1,216 @@
+"""Terraform plans (``terraform show -json PLANFILE``, format_version 0.1 … 1.x) → Plan.
+
+``change.after`` omits values unknown until apply and ``change.after_unknown`` mirrors it with
+``true`` at each unknown leaf (``false`` for known list elements). The two are merged into one
+value tree with :data:`UNKNOWN` at those leaves, also inside lists and nested blocks.
+
+Attribute names in Terraform plans are already snake_case, so inputs are used as parsed:
+``normalise_inputs`` would be the identity on them at the price of a deep copy per resource
+(and would rewrite the keys of user maps such as ``environment`` variables). The merge works in
+place on the freshly parsed ``after`` for the same reason: a 100k-resource plan stays fast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from gpupool.errors import InputError
+from policies.model import UNKNOWN, ChangeKind, Plan, ResourceChange, resource_kind
+from policies.sources.reading import fail, want_list, want_str
+from policies.sources.terraform_refs import References
+from policies.sources.tfaddr import Segment, split_module_address
+
+SOURCE: Final = "terraform"
+
+_ACTIONS: Final[dict[tuple[str, ...], ChangeKind]] = {
+    ("no-op",): ChangeKind.NOOP,
+    ("create",): ChangeKind.CREATE,
+    ("read",): ChangeKind.READ,
+    ("update",): ChangeKind.UPDATE,
+    ("delete", "create"): ChangeKind.REPLACE,
+    ("create", "delete"): ChangeKind.REPLACE,
+    ("delete",): ChangeKind.DELETE,
+    # Terraform 1.7+ `removed` blocks: the resource leaves this configuration's management.
+    ("forget",): ChangeKind.DELETE,
+    ("create", "forget"): ChangeKind.REPLACE,
+}
+_ACTIONS_HELP: Final = (
+    '["no-op"], ["create"], ["read"], ["update"], ["delete","create"], ["create","delete"], '
+    '["delete"] or ["forget"]'
+)
+
+
+def parse(doc: dict[str, Any], origin: str) -> Plan:
+    """Normalise a Terraform JSON plan; every shape problem is a one-line InputError."""
+    meta: dict[str, Any] = {"format_version": _format_version(doc, origin)}
+    if type(doc.get("terraform_version")) is str:
+        meta["terraform_version"] = doc["terraform_version"]
+    if doc.get("errored") is True:
+        raise InputError(
+            f"{origin}: errored: expected a complete plan, got one Terraform could not finish "
+            "(errored: true); fix the plan errors first"
+        )
+    if doc.get("complete") is False:
+        meta["complete"] = False  # deferred changes (Terraform 1.9+): later plans will show more
+    raw = doc.get("resource_changes")
+    rows = _read_rows([] if raw is None else want_list(raw, origin, "resource_changes"), origin)
+    instances: dict[str, list[str]] = {}
+    for row in rows:
+        instances.setdefault(row.resource_address, []).append(row.key)
+    refs = References(doc.get("configuration"), origin, instances)
+    changes = tuple(_change(row, refs, origin) for row in rows)
+    return Plan(source=SOURCE, origin=origin, changes=changes, meta=meta)
+
+
+def _format_version(doc: dict[str, Any], origin: str) -> str:
+    version = want_str(doc.get("format_version"), origin, "format_version")
+    parts = version.split(".")
+    if len(parts) != 2 or not all(p.isascii() and p.isdigit() for p in parts):
+        fail(origin, "format_version", 'a version like "1.2"', version)
+    if int(parts[0]) not in (0, 1):
+        fail(origin, "format_version", "major version 0 or 1 (formats 0.1 … 1.2)", version)
+    return version
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    """One validated ``resource_changes[]`` entry, before its change is read."""
+
+    index: int
+    entry: dict[str, Any]
+    address: str
+    mode: str
+    rtype: str
+    name: str
+    rel: str  # module-relative resource address: aws_x.name or data.aws_x.name
+    segments: tuple[Segment, ...]
+    resource_address: str  # the address without the instance key
+    key: str  # instance key text ("[0]", '["a"]') or ""
+
+
+def _read_rows(entries: list[Any], origin: str) -> list[_Row]:
+    # Hot loop (one pass per resource): type checks are inline and key paths for messages
+    # are only formatted on the error path.
+    rows: list[_Row] = []
+    modules: dict[str, tuple[Segment, ...] | None] = {"": ()}
+    where = "resource_changes[{}]{}"
+    for i, entry in enumerate(entries):
+        if type(entry) is not dict:
+            fail(origin, where.format(i, ""), "an object", entry)
+        address = entry.get("address")
+        if type(address) is not str:
+            fail(origin, where.format(i, ".address"), "a string", address)
+        mode = entry.get("mode", "managed")
+        if mode != "managed" and mode != "data":
+            fail(origin, where.format(i, ".mode"), '"managed" or "data"', mode)
+        rtype = entry.get("type")
+        if type(rtype) is not str:
+            fail(origin, where.format(i, ".type"), "a string", rtype)
+        name = entry.get("name")
+        if type(name) is not str:
+            fail(origin, where.format(i, ".name"), "a string", name)
+        rel = f"{rtype}.{name}" if mode == "managed" else f"data.{rtype}.{name}"
+        module_address = entry.get("module_address")
+        if module_address is None:
+            module_address = _module_part(address, rel)
+        elif type(module_address) is not str:
+            fail(origin, where.format(i, ".module_address"), "a string", module_address)
+        if module_address not in modules:
+            modules[module_address] = split_module_address(module_address)
+        segments = modules[module_address]
+        if segments is None:
+            fail(origin, where.format(i, ".module_address"),
+                 'a module address like module.NAME or module.NAME["KEY"]', module_address)
+        resource_address = f"{module_address}.{rel}" if module_address else rel
+        key = address[len(resource_address):]
+        if not address.startswith(resource_address) or (key and (key[0] != "[" or key[-1] != "]")):
+            fail(origin, where.format(i, ".address"),
+                 f"{resource_address} or {resource_address}[KEY] (from module_address, mode, type, "
+                 "name)", address)
+        rows.append(
+            _Row(i, entry, address, mode, rtype, name, rel, segments, resource_address, key)
+        )
+    return rows
+
+
+def _module_part(address: str, rel: str) -> str:
+    """Format 0.1 plans may lack ``module_address``: take it from the address."""
+    if not address.startswith("module."):
+        return ""
+    cut = address.rfind("." + rel)
+    return address[:cut] if cut > 0 else ""
+
+
+def _change(row: _Row, refs: References, origin: str) -> ResourceChange:
+    change = row.entry.get("change")
+    if type(change) is not dict:
+        fail(origin, _where(row, ""), "an object", change)
+    actions = change.get("actions")
+    kind = _ACTIONS.get(tuple(actions)) if type(actions) is list and all(
+        type(a) is str for a in actions) else None
+    if kind is None:
+        fail(origin, _where(row, ".actions"), f"one of {_ACTIONS_HELP}", actions)
+    if row.mode == "data":
+        kind = ChangeKind.READ
+    before = change.get("before")
+    if before is not None and type(before) is not dict:
+        fail(origin, _where(row, ".before"), "an object or null", before)
+    after = change.get("after")
+    if after is not None and type(after) is not dict:
+        fail(origin, _where(row, ".after"), "an object or null", after)
+    unknown = change.get("after_unknown")
+    if unknown is not None and type(unknown) is not dict and type(unknown) is not bool:
+        fail(origin, _where(row, ".after_unknown"), "an object or boolean", unknown)
+
+    new: dict[str, Any] | None = None
+    if kind is not ChangeKind.DELETE:
+        if unknown is True:
+            if row.mode == "managed":
+                fail(origin, _where(row, ".after_unknown"),
+                     "an object (a planned resource cannot be wholly unknown)", True)
+            new = {}
+        elif after is None and not unknown:
+            if row.mode == "managed":
+                fail(origin, _where(row, ".after"), f"an object for {'+'.join(actions)}", None)
+            new = {}
+        else:
+            new = _merge_unknown(after if after is not None else {}, unknown) if unknown else after
+    return ResourceChange(
+        address=row.address,
+        type=row.rtype,
+        name=row.name,
+        change=kind,
+        new=new,
+        old=None if kind is ChangeKind.CREATE else before,
+        source=SOURCE,
+        kind=resource_kind(row.rtype),
+        references=refs.for_resource(row.segments, row.rel, row.key),
+    )
+
+
+def _where(row: _Row, key: str) -> str:
+    return f"resource_changes[{row.index}].change{key}"
+
+
+def _merge_unknown(after: Any, unknown: Any) -> Any:
+    """Put UNKNOWN where ``after_unknown`` says ``true``; reuses ``after``'s containers."""
+    if unknown is True:
+        return UNKNOWN
+    if type(unknown) is dict:
+        target = after if type(after) is dict else {}
+        for k, u in unknown.items():
+            if u is True:
+                target[k] = UNKNOWN
+            elif (type(u) is dict or type(u) is list) and u:
+                target[k] = _merge_unknown(target.get(k), u)
+        return target
+    if type(unknown) is list:
+        items = after if type(after) is list else []
+        for i, u in enumerate(unknown):
+            if u is True or ((type(u) is dict or type(u) is list) and u):
+                if i >= len(items):
+                    items.extend([None] * (i + 1 - len(items)))
+                items[i] = _merge_unknown(items[i], u)
+        return items
+    return after
