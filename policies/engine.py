@@ -1,7 +1,7 @@
 # ruff: noqa: RUF001  (the multiplication sign users read in cost notes)
 """Run the enabled rules over normalised plans, apply waivers, and price the GPU changes.
 
-One pass per plan: changes are grouped by kind once and the plan's links (ASG ↔ launch template
+One pass per plan and rule, in plan order; the plan's links (ASG ↔ launch template
 ↔ scaling policy) are indexed once (:class:`policies.facts.PlanIndex`), so evaluation grows
 linearly with the plan. A rule that raises becomes a :class:`RuleError` (the check fails); it
 never takes the other rules down with it.
@@ -44,9 +44,6 @@ def evaluate(
     evaluated = 0
     for plan in plans:
         index = PlanIndex(plan.changes)
-        by_kind: dict[ResourceKind, list[ResourceChange]] = {}
-        for change in plan.changes:
-            by_kind.setdefault(change.kind, []).append(change)
         evaluated += len(plan.changes)
         for rule, policy in enabled:
             ctx = RuleContext(catalog, policy.params, index.by_address, plan_index=index)
@@ -54,11 +51,11 @@ def evaluate(
             if rule.meta.scope == "stack":
                 _run(rule, partial(rule.check, plan.changes, ctx), emit, errors, None)
                 continue
-            for kind in rule.meta.kinds:
-                for change in by_kind.get(kind, ()):
-                    if rule.applies_to(change):
-                        _run(rule, partial(rule.check_resource, change, ctx), emit, errors,
-                             change.address)
+            kinds = rule.meta.kinds
+            for change in plan.changes:  # plan order: reports come out the same every run
+                if change.kind in kinds and rule.applies_to(change):
+                    _run(rule, partial(rule.check_resource, change, ctx), emit, errors,
+                         change.address)
         cost.extend(cost_lines(plan, index, catalog))
     violations.extend(waiver_violations(settings, today))
     violations = apply_waivers(violations, settings.waivers, today)
@@ -187,8 +184,9 @@ _NOTHING = _Price(0.0, False)
 def cost_lines(plan: Plan, index: PlanIndex, catalog: Catalog) -> list[CostLine]:
     """On-demand cost before and after for the plan's GPU instances, groups and node groups.
 
-    Groups are priced at their maximum size (the most the plan lets them cost), with the
-    dearest of their GPU types; launch templates and configurations cost nothing by themselves.
+    Groups are priced at their maximum size (the most the plan lets them cost) with the first of
+    their GPU types, the one on-demand capacity is launched from; launch templates and
+    configurations cost nothing by themselves.
     """
     out = []
     for change in plan.changes:
@@ -270,16 +268,14 @@ def _group_price(change: ResourceChange, side: Side, index: PlanIndex,
         what = "unknown until apply" if size is UNKNOWN else "not set"
         return _Price(None, True, f"max size {what}")
     weights = override_weights(inputs) if change.kind is ResourceKind.AUTOSCALING_GROUP else {}
-    priced = []
-    for r in rows:
-        if r.price_per_hour is None:
-            return _Price(None, True, f"no recorded price for {r.instance_type}")
-        instances = math.ceil(size / weights.get(r.instance_type, 1.0))
-        priced.append((instances * r.price_per_hour, instances, r.instance_type))
-    total, instances, dearest = max(priced)
-    note = f"at max size {instances} × {dearest}"
+    row = rows[0]  # on-demand capacity takes the types in priority order: the first one
+    if row.price_per_hour is None:
+        return _Price(None, True, f"no recorded price for {row.instance_type}")
+    instances = math.ceil(size / weights.get(row.instance_type, 1.0))
+    total = instances * row.price_per_hour
+    note = f"at max size {instances} × {row.instance_type}"
     if len(rows) > 1:
-        note += " (dearest of its types)"
+        note += " (the first of its GPU types, on-demand priority order)"
     if types.unknown:
         note += f"; {types.unknown}"
     return _Price(total, True, note)

@@ -602,7 +602,10 @@ class PlanIndex:
 
     def _launch_templates(self, change: ResourceChange, side: Side) -> Link:
         kinds = frozenset({ResourceKind.LAUNCH_TEMPLATE})
-        refs = self.references(change, "launch_template", kinds)
+        # Any reference to a launch template is the one it launches from, whatever the key:
+        # Terraform paths name the attribute, Pulumi names only the top-level property
+        # (``mixed_instances_policy``).
+        refs = self.references(change, "", kinds)
         inputs = inputs_of(change, side)
         specs: list[Mapping[str, Any]] = []
         unknown: list[str] = []
@@ -656,7 +659,7 @@ class PlanIndex:
 
     def launch_configuration(self, change: ResourceChange, side: Side = "new") -> Link:
         kinds = frozenset({ResourceKind.LAUNCH_CONFIGURATION})
-        refs = self.references(change, "launch_configuration", kinds)
+        refs = self.references(change, "", kinds)
         if refs:
             return Link(refs, None, True)
         value = inputs_of(change, side).get("launch_configuration")

@@ -176,13 +176,13 @@ def test_cost_lines_for_instances_and_groups() -> None:
     pool = lines["pool"]
     assert (pool.before_per_hour, pool.after_per_hour) == (0.0, 2.104)
     assert "at max size 4 × g4dn.xlarge" in pool.note
-    w = lines["aws_autoscaling_group.w"]  # 8 × g4dn.xlarge (4.208) vs 2 × g4dn.12xlarge (7.824)
-    assert w.after_per_hour == pytest.approx(7.824) and "dearest" in w.note
+    w = lines["aws_autoscaling_group.w"]  # 8 × the first override, g4dn.xlarge
+    assert w.after_per_hour == pytest.approx(4.208) and "the first of its GPU types" in w.note
     assert (lines["aws_instance.old"].before_per_hour,
             lines["aws_instance.old"].after_per_hour) == (1.006, 0.0)
     assert lines["aws_eks_node_group.n"].after_per_hour == pytest.approx(3 * 0.8048)
     assert result.to_json()["summary"]["cost_delta_per_hour"] == pytest.approx(
-        3.826 + 2.104 + 7.824 - 1.006 + 3 * 0.8048)
+        3.826 + 2.104 + 4.208 - 1.006 + 3 * 0.8048)
 
 
 def test_cost_line_with_unknown_size_or_old_inputs_is_not_a_number() -> None:
