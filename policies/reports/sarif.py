@@ -17,6 +17,8 @@ Choices a reader of the output should know:
   runs even though plan files are regenerated and their line numbers move.
 - Waived findings carry an external, accepted suppression with the waiver as justification.
 - Rule errors are ``toolExecutionNotifications`` and make ``executionSuccessful`` false.
+- GitHub rejects a run of more than 25,000 results: past that the least severe are left out
+  (suppressed, then notes, then warnings) and a notification says how many.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, metadata
 from pathlib import Path
 from typing import Any, Final
@@ -37,6 +39,8 @@ from policies.rules.base import Enforcement
 
 SCHEMA_URI: Final = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT_KEY: Final = "gpupoolFinding/v1"
+GITHUB_MAX_RESULTS: Final = 25_000  # code scanning rejects a run with more
+PRETTY_MAX_RESULTS: Final = 2_000
 MAX_SCAN_BYTES: Final = 32 * 1024 * 1024
 MAX_PLAIN_SCAN_BYTES: Final = 1024 * 1024  # a plain search per finding: small files only
 
@@ -48,24 +52,39 @@ _LEVEL = {
 
 
 def render(result: Result, *, root: Path | None = None) -> str:
-    return json.dumps(to_sarif(result, root=root), indent=2, ensure_ascii=False) + "\n"
+    """Indented for people up to PRETTY_MAX_RESULTS results; compact past that, because
+    indenting forces json's pure-Python encoder (about 0.5 s per thousand results)."""
+    doc = to_sarif(result, root=root)
+    if len(result.violations) <= PRETTY_MAX_RESULTS:
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False) + "\n"
 
 
-def to_sarif(result: Result, *, root: Path | None = None) -> dict[str, Any]:
+def to_sarif(
+    result: Result, *, root: Path | None = None, max_results: int = GITHUB_MAX_RESULTS
+) -> dict[str, Any]:
     base = (root or Path.cwd()).resolve()
     policies = policy_index(result)
     ids = list(policies)
     index = {pid: i for i, pid in enumerate(ids)}
     locator = _Locator(base)
-    results = [_result(v, index, locator) for v in result.violations]
+    kept = _most_severe(result.violations, max_results)
+    results = [_result(v, index, locator) for v in kept]
     invocation: dict[str, Any] = {
         "executionSuccessful": not result.errors,
         "exitCode": result.exit_code,
     }
-    if result.errors:
-        invocation["toolExecutionNotifications"] = [
-            _notification(e, index) for e in result.errors
-        ]
+    notifications = [_notification(e, index) for e in result.errors]
+    omitted = len(result.violations) - len(kept)
+    if omitted:
+        notifications.append({
+            "level": "warning",
+            "message": {"text": f"{omitted} of {len(result.violations)} results left out, the "
+                                f"least severe first, to stay within GitHub's limit of "
+                                f"{max_results} results per run; the JSON report has all"},
+        })
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
     run: dict[str, Any] = {
         "tool": {
             "driver": {
@@ -82,6 +101,7 @@ def to_sarif(result: Result, *, root: Path | None = None) -> dict[str, Any]:
         "results": results,
         "properties": {
             "verdict": result.verdict,
+            "resultsOmitted": omitted,
             "resourcesEvaluated": result.resources_evaluated,
             "sources": list(result.sources),
         },
@@ -138,6 +158,21 @@ def level(v: Violation) -> str:
     return "note" if v.unknown else "warning"
 
 
+def _most_severe(violations: Sequence[Violation], limit: int) -> list[Violation]:
+    """At most ``limit`` findings, dropping suppressed, then notes, then warnings first;
+    the kept ones stay in their original order."""
+    if len(violations) <= limit:
+        return list(violations)
+    rank = {"error": 0, "warning": 1, "note": 2}
+
+    def key(i: int) -> tuple[int, int]:
+        v = violations[i]
+        return (3 if v.waived_by is not None else rank[level(v)], i)
+
+    keep = set(sorted(range(len(violations)), key=key)[:limit])
+    return [v for i, v in enumerate(violations) if i in keep]
+
+
 def fingerprint(policy: str, resource: str) -> str:
     return hashlib.sha256(f"{policy}\x00{resource}".encode()).hexdigest()[:32]
 
@@ -185,9 +220,12 @@ class _Locator:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._lines: dict[Path, dict[str, tuple[int, int]]] = {}
+        self._artifacts: dict[str, tuple[str, Path | None]] = {}
 
     def location(self, source: str, resource: str, resource_type: str) -> dict[str, Any]:
-        uri, path = self._artifact(source)
+        if source not in self._artifacts:
+            self._artifacts[source] = self._artifact(source)
+        uri, path = self._artifacts[source]
         line, column = 1, 1
         if path is not None:
             if path not in self._lines:

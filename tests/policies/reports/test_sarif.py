@@ -246,3 +246,25 @@ def test_unknown_stack_falls_back_to_a_named_reference(plan_file: str) -> None:
     assert loc["physicalLocation"]["artifactLocation"] == {
         "uri": "stack%20gone%20@%20main..worktree"
     }
+
+
+def test_result_cap_keeps_the_most_severe(plan_file: str, schema: dict[str, Any]) -> None:
+    res = full_result()  # 3 errors, 1 warning, 1 note, 1 suppressed
+    doc = sarif.to_sarif(res, max_results=4)
+    run = run_of(doc)
+    assert [r["level"] for r in run["results"]] == ["error", "error", "warning", "error"]
+    assert all("suppressions" not in r for r in run["results"])
+    assert run["properties"]["resultsOmitted"] == 2
+    note = run["invocations"][0]["toolExecutionNotifications"][-1]
+    assert note["level"] == "warning" and note["message"]["text"].startswith("2 of 6 results")
+    assert schema_errors(schema, doc) == []
+    assert run_of(sarif.to_sarif(res))["properties"]["resultsOmitted"] == 0
+
+
+def test_large_runs_are_compact_and_equal(plan_file: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    res = full_result()
+    pretty = sarif.render(res)
+    monkeypatch.setattr(sarif, "PRETTY_MAX_RESULTS", 2)
+    compact = sarif.render(res)
+    assert "\n  " in pretty and compact.count("\n") == 1
+    assert json.loads(pretty) == json.loads(compact)

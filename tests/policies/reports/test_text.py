@@ -1,9 +1,11 @@
+# ruff: noqa: RUF001  (messages carry the multiplication sign)
 """The terminal report: grouped by resource, marked, a verdict line; plain off a terminal."""
 
 from __future__ import annotations
 
 import re
 
+import pytest
 from report_samples import ASG_ADDR, LT_ADDR, TF_ADDR, empty_result, full_result
 
 from policies.reports import text
@@ -53,3 +55,29 @@ def test_colour_only_when_asked() -> None:
     coloured = text.render(full_result(), color=True, width=100)
     assert ANSI.search(coloured)
     assert ANSI.sub("", coloured).count("gpu-no-vertical-upsize") == 1
+
+
+def test_many_findings_are_listed_not_tabled(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(text, "TABLE_MAX_ROWS", 1)
+    out = text.render(full_result())
+    lines = out.splitlines()
+    assert lines[0] == "Policy findings (6, listed by resource)"
+    i = lines.index(TF_ADDR)
+    assert lines[i + 1].startswith("  [mandatory] gpu-no-vertical-upsize: g4dn.xlarge")
+    assert lines[i + 2] == "      add 1 × g4dn.xlarge"  # a message's own line breaks stay indented
+    assert "  [mandatory, cannot verify] gpu-smallest-instance: cannot verify" in out
+    assert "  [mandatory, waived by W-7] gpu-smallest-instance: g5.2xlarge" in out
+    assert "Rule errors (2; the check fails)" in out
+    assert "  gpu-pool-scales-on-utilisation on aws_autoscaling_group.gpu: KeyError" in out
+    assert lines[-1].startswith("FAIL: 3 mandatory violations")
+    coloured = text.render(full_result(), color=True)
+    assert ANSI.search(coloured) and "[mandatory, waived by W-7]" in ANSI.sub("", coloured)
+
+
+def test_cost_table_shows_the_largest_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(text, "COST_MAX_ROWS", 1)
+    out = text.render(full_result())
+    assert "the 1 largest of 3 changes" in out
+    cost = out.split("GPU cost change (on-demand)")[1]
+    assert TF_ADDR[:20] in cost and "new pool" not in cost
+    assert "GPU cost change: +$0.226/h" in out  # the total still covers every line
