@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any, Final
 
 
@@ -98,8 +99,12 @@ def resource_kind(type_token: str) -> ResourceKind:
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
 
+@lru_cache(maxsize=4096)
 def snake(key: str) -> str:
-    """``instanceType`` → ``instance_type``; snake_case keys pass through unchanged."""
+    """``instanceType`` → ``instance_type``; snake_case keys pass through unchanged.
+
+    Cached: plans repeat the same few hundred keys across thousands of resources.
+    """
     return _CAMEL.sub(r"_\1", key).lower() if key[:1].islower() else key
 
 
