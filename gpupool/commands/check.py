@@ -166,8 +166,18 @@ def write_atomically(path: Path, text: str) -> None:
 
 def _write_stdout(text: str) -> None:
     try:
-        sys.stdout.write(text)
-    except UnicodeEncodeError:  # a stdout that cannot encode "→": degrade, do not crash
-        encoding = sys.stdout.encoding or "ascii"
-        sys.stdout.write(text.encode(encoding, "replace").decode(encoding))
-    sys.stdout.flush()
+        try:
+            sys.stdout.write(text)
+        except UnicodeEncodeError:  # a stdout that cannot encode "→": degrade, do not crash
+            encoding = sys.stdout.encoding or "ascii"
+            sys.stdout.write(text.encode(encoding, "replace").decode(encoding))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`| head`). The verdict, not the pipe, decides the exit code:
+        # a failing check must not exit 0 under `set -o pipefail`. Point stdout at /dev/null
+        # so the interpreter's final flush does not raise again.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass

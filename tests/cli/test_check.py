@@ -305,3 +305,18 @@ def test_stack_is_not_planned_when_other_input_is_bad(
     run = run_in_process(["check", str(tmp_path / "missing.json"), "--stack", "nosuch"])
     assert_one_clean_line_per_problem(run, "missing.json")
     assert not any("nosuch" in line for line in run.err_lines)
+
+
+@pytest.mark.parametrize("plan,code", [(TF_UPSIZE, 1), (TF_PASS, 0)])
+def test_closed_pipe_keeps_the_verdict(plan: Path, code: int) -> None:
+    """`gpupool check plan.json | head` under pipefail: a failing check still exits 1."""
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-m", "gpupool", "check", str(plan)], cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout is not None and p.stderr is not None
+    p.stdout.close()  # the reader is gone before the report is written
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == code
+    assert "Traceback" not in err and "BrokenPipe" not in err
