@@ -83,14 +83,8 @@ def render(result: Result, *, limit: int = GITHUB_COMMENT_LIMIT) -> str:
     head = [MARKER, _headline(result), "", _subline(result), ""]
     if not result.violations and not result.errors:
         head += ["No findings.", ""]
-    sections = [
-        _findings(result),
-        _cost(result),
-        _errors(result),
-        _waived(result),
-        _policies(result),
-    ]
-    sections = [s for s in sections if s is not None]
+    candidates = (_findings, _cost, _errors, _waived, _policies)
+    sections = [s for s in (make(result) for make in candidates) if s is not None]
     _fit(head, sections, limit)
     body = list(head)
     for s in sections:  # display order is the list order; priority only decides what is cut

@@ -119,8 +119,8 @@ def _information_uri() -> dict[str, str]:
         label, _, url = entry.partition(",")
         if label.strip().lower() in ("homepage", "home", "documentation", "source") and url:
             return {"informationUri": url.strip()}
-    home = meta.get("Home-page")
-    return {"informationUri": home} if home else {}
+    homes = meta.get_all("Home-page") or []
+    return {"informationUri": str(homes[0])} if homes else {}
 
 
 def _rule(policy: Mapping[str, Any]) -> dict[str, Any]:

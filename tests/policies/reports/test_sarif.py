@@ -268,3 +268,18 @@ def test_large_runs_are_compact_and_equal(plan_file: str, monkeypatch: pytest.Mo
     compact = sarif.render(res)
     assert "\n  " in pretty and compact.count("\n") == 1
     assert json.loads(pretty) == json.loads(compact)
+
+
+def test_information_uri_comes_from_package_metadata(
+    plan_file: str, monkeypatch: pytest.MonkeyPatch, schema: dict[str, Any]
+) -> None:
+    from email.message import Message
+
+    meta = Message()
+    meta["Project-URL"] = "Homepage, https://example.org/gpupool"
+    monkeypatch.setattr(sarif, "metadata", lambda name: meta)
+    doc = sarif.to_sarif(empty_result())
+    assert run_of(doc)["tool"]["driver"]["informationUri"] == "https://example.org/gpupool"
+    assert schema_errors(schema, doc) == []
+    monkeypatch.setattr(sarif, "metadata", lambda name: Message())
+    assert "informationUri" not in run_of(sarif.to_sarif(empty_result()))["tool"]["driver"]
