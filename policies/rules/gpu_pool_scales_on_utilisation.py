@@ -349,6 +349,16 @@ def _judge_dimension(policy: ResourceChange, group: ResourceChange, plan: PlanIn
             return Judgement("ok")
         if isinstance(name, str):
             return Judgement("bad", f"{who}: the metric measures group {value}, not {name}")
+        # The group's name is not in the plan (computed, or autonamed at apply), but the policy
+        # is proven to scale this group by reference and names it with the same value.
+        own = text(policy.after.get("autoscaling_group_name"))
+        if isinstance(own, str) and any(
+                t.address == group.address
+                for t in plan.references(policy, "autoscaling_group_name", _ASG)):
+            if value == own:
+                return Judgement("ok")
+            return Judgement("bad", f"{who}: the metric measures group {value}, not {own} "
+                                    "(the group it scales)")
         return Judgement("unknown", f"{who}: the group's name is unknown until apply, so the "
                                     f"metric's {GROUP_DIMENSION} {value} cannot be matched")
     if any(t.address == group.address for t in plan.references(policy, "", _ASG)):

@@ -126,6 +126,21 @@ def test_terraform_shapes_and_reference_links() -> None:
     assert f.unknown and "no reference links it" in f.message
 
 
+def test_autonamed_group_linked_by_reference_and_named_alike_by_the_metric() -> None:
+    # Pulumi's offline plan: the group's name is given at apply; the policy carries the name
+    # the group will get (an output) both as its group and as the metric's dimension.
+    g = group(name=None)
+    p = policy("pool-asg-1a2b3c", dimension="pool-asg-1a2b3c")
+    p["references"] = {"autoscaling_group_name": f"urn:pulumi:example::gpupool::{g['type']}::pool"}
+    assert run(g, p) == []
+    other_dimension = {**p, "new": policy("pool-asg-1a2b3c", dimension="else")["new"]}
+    [f] = run(g, other_dimension)
+    assert not f.unknown and "measures group else, not pool-asg-1a2b3c" in f.message
+    unlinked = {**p, "references": {}}
+    [f] = run(g, unlinked)
+    assert f.unknown
+
+
 def test_counted_groups_with_an_ambiguous_reference_are_not_guessed() -> None:
     def g(i: int) -> dict[str, Any]:
         return {"type": "aws_autoscaling_group", "name": "pool",
