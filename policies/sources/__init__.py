@@ -14,10 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from gpupool.errors import InputError
 from policies.model import Plan
 from policies.sources import offline, pulumi_preview, terraform
-from policies.sources.reading import fail, read_json
+from policies.sources.reading import fail, problem, read_json
 
 TERRAFORM: Final = "terraform"
 PULUMI_PREVIEW: Final = "pulumi-preview"
@@ -46,25 +45,25 @@ def detect(doc: Any, origin: str = "<input>") -> str:
         if "resource_changes" in doc or "planned_values" in doc:
             return TERRAFORM
         if "values" in doc:
-            raise InputError(
+            raise problem(
                 f"{origin}: expected a Terraform plan, got Terraform state as JSON "
                 "(no resource_changes); use `terraform show -json PLANFILE`"
             )
         fail(origin, "resource_changes", "a Terraform plan's resource_changes or planned_values")
     if "lineage" in doc and "serial" in doc:
-        raise InputError(
+        raise problem(
             f"{origin}: expected a Terraform plan, got a Terraform state file; "
             "use `terraform plan -out=PLANFILE && terraform show -json PLANFILE`"
         )
     if "steps" in doc or "changeSummary" in doc:
         return PULUMI_PREVIEW
     if "deployment" in doc and "version" in doc:
-        raise InputError(
+        raise problem(
             f"{origin}: expected a Pulumi preview, got a stack export (state); "
             "use `pulumi preview --json`"
         )
     keys = ", ".join(sorted(map(str, doc))[:5]) or "none"
-    raise InputError(f"{origin}: expected {_EXPECTED}, got an object with keys: {keys}")
+    raise problem(f"{origin}: expected {_EXPECTED}, got an object with keys: {keys}")
 
 
 def parse_document(doc: Any, origin: str) -> Plan:
@@ -72,7 +71,7 @@ def parse_document(doc: Any, origin: str) -> Plan:
     try:
         return _PARSERS[detect(doc, origin)](doc, origin)
     except RecursionError:
-        raise InputError(f"{origin}: expected a JSON plan, got nesting too deep to read") from None
+        raise problem(f"{origin}: expected a JSON plan, got nesting too deep to read") from None
 
 
 def load_plan(path: str | Path) -> Plan:

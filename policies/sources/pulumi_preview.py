@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from gpupool.errors import InputError
 from policies.model import ChangeKind, Plan, ResourceChange, resource_kind
 from policies.sources.pulumi_values import (
     dependency_references,
@@ -27,7 +26,7 @@ from policies.sources.pulumi_values import (
     parent_link,
     urn_type_name,
 )
-from policies.sources.reading import fail, opt_obj, want_list, want_obj, want_str
+from policies.sources.reading import fail, opt_obj, problem, want_list, want_obj, want_str
 
 SOURCE: Final = "pulumi-preview"
 
@@ -93,7 +92,7 @@ def _refuse_failed_preview(doc: dict[str, Any], origin: str) -> None:
         if diag.get("severity") == "error":
             message = diag.get("message")
             first = message.strip().split("\n", 1)[0] if type(message) is str else ""
-            raise InputError(
+            raise problem(
                 f"{origin}: diagnostics[{i}]: expected a preview that completed, got an error "
                 f"({first or 'no message'}); its steps are incomplete"
             )

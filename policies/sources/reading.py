@@ -30,11 +30,23 @@ def json_type(value: object) -> str:
     return _JSON_TYPES.get(type(value), type(value).__name__)
 
 
+# Line breaks as str.splitlines sees them, and other control characters: escaped, so that a
+# problem stays one line whatever the file name, key or value it quotes.
+_ESCAPES: dict[int, str] = {
+    c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, 0x85)
+} | {0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def problem(text: str) -> InputError:
+    """An InputError of exactly one line (quoted user data cannot break it)."""
+    return InputError(text.translate(_ESCAPES))
+
+
 def fail(origin: str, path: str, expected: str, got: object = ...) -> NoReturn:
     """Raise the one-line InputError: ``<file>: <key path>: expected ..., got ...``."""
     where = f"{origin}: {path}: " if path else f"{origin}: "
     tail = "" if got is ... else f", got {_describe(got)}"
-    raise InputError(f"{where}expected {expected}{tail}")
+    raise problem(f"{where}expected {expected}{tail}")
 
 
 def _describe(value: object) -> str:
@@ -83,24 +95,24 @@ def read_json(path: Path, origin: str) -> Any:
     try:
         raw = path.read_bytes()
     except IsADirectoryError:
-        raise InputError(f"{origin}: is a directory, expected a plan file") from None
+        raise problem(f"{origin}: is a directory, expected a plan file") from None
     except OSError as e:
-        raise InputError(f"{origin}: cannot read: {e.strerror or e}") from None
+        raise problem(f"{origin}: cannot read: {e.strerror or e}") from None
     if raw.startswith(b"PK\x03\x04"):
-        raise InputError(
+        raise problem(
             f"{origin}: expected JSON, got a binary Terraform plan; "
             f"convert it with `terraform show -json {origin} > plan.json`"
         )
     if not raw.strip():
-        raise InputError(f"{origin}: expected a JSON plan, got an empty file")
+        raise problem(f"{origin}: expected a JSON plan, got an empty file")
     try:
         return json.loads(raw)
     except UnicodeDecodeError:
-        raise InputError(f"{origin}: expected JSON text (UTF-8), got undecodable bytes") from None
+        raise problem(f"{origin}: expected JSON text (UTF-8), got undecodable bytes") from None
     except RecursionError:
-        raise InputError(f"{origin}: expected a JSON plan, got nesting too deep to read") from None
+        raise problem(f"{origin}: expected a JSON plan, got nesting too deep to read") from None
     except json.JSONDecodeError as e:
-        raise InputError(f"{origin}: {_json_problem(raw, e)}") from None
+        raise problem(f"{origin}: {_json_problem(raw, e)}") from None
 
 
 def _json_problem(raw: bytes, e: json.JSONDecodeError) -> str:

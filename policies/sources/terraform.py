@@ -15,9 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from gpupool.errors import InputError
 from policies.model import UNKNOWN, ChangeKind, Plan, ResourceChange, resource_kind
-from policies.sources.reading import fail, want_list, want_str
+from policies.sources.reading import fail, problem, want_list, want_str
 from policies.sources.terraform_refs import References
 from policies.sources.tfaddr import Segment, split_module_address
 
@@ -47,7 +46,7 @@ def parse(doc: dict[str, Any], origin: str) -> Plan:
     if type(doc.get("terraform_version")) is str:
         meta["terraform_version"] = doc["terraform_version"]
     if doc.get("errored") is True:
-        raise InputError(
+        raise problem(
             f"{origin}: errored: expected a complete plan, got one Terraform could not finish "
             "(errored: true); fix the plan errors first"
         )

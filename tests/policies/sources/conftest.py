@@ -34,10 +34,6 @@ def write(tmp_path: Path) -> Callable[[Any, str], Path]:
     return _write
 
 
-def load_fixture(relative: str) -> Any:
-    return json.loads((FIXTURES / relative).read_text(encoding="utf-8"))
-
-
 def terraform_plan(pools: int) -> dict[str, Any]:
     """A Terraform plan of ``pools`` GPU pools in a for_each module, 10 resources each.
 
@@ -160,10 +156,13 @@ _POOL_MODULE_CONFIG: dict[str, Any] = {
 }
 
 
-def generated_plan_file(tmp_path: Path, resources: int) -> Path:
-    path = tmp_path / f"tf-{resources}.json"
+def generated_plan_file(directory: Path, resources: int) -> Path:
+    """A generated Terraform plan file of ``resources`` resources (a multiple of 10)."""
+    path = directory / f"tf-{resources}.json"
     path.write_text(json.dumps(terraform_plan(max(1, resources // 10))), encoding="utf-8")
     return path
 
 
-GENERATED: Callable[[Path, int], Path] = generated_plan_file
+@pytest.fixture
+def generated_plan(tmp_path: Path) -> Callable[[int], Path]:
+    return lambda resources: generated_plan_file(tmp_path, resources)

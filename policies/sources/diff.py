@@ -1,0 +1,106 @@
+"""Old and new inputs without a cloud account: diff two offline plans of a stack by URN.
+
+``gpupool check --stack S --base REF`` plans the stack at the git ref and in the working tree
+and compares them: a URN only in the working tree is a CREATE, one only at the ref a DELETE,
+one in both an UPDATE when its inputs differ and a NO-OP when they do not. Offline plans cannot
+tell which input changes force a replacement (that needs the provider's schema), so changed
+resources are UPDATEs with old and new inputs, which is what the rules need.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from policies.model import ChangeKind, Plan, ResourceChange, resource_kind
+from policies.sources import offline
+from policies.sources.gitplan import PlanRun, repo_root, resolve_commit, worktree
+from policies.sources.reading import problem
+
+
+def diff_offline_plans(base: dict[str, Any] | None, head: dict[str, Any], origin: str) -> Plan:
+    """Changes from ``base`` to ``head`` (both offline plan documents; no base: all creates)."""
+    new = offline.read(head, f"{origin} (head)")
+    old = offline.read(base, f"{origin} (base)") if base is not None else None
+    before = {r.urn: r for r in old.resources} if old is not None else {}
+    changes: list[ResourceChange] = []
+    for r in new.resources:
+        prior = before.pop(r.urn, None)
+        if prior is None:
+            changes.append(offline.change(r, ChangeKind.CREATE, None))
+        else:
+            kind = ChangeKind.NOOP if prior.inputs == r.inputs else ChangeKind.UPDATE
+            changes.append(offline.change(r, kind, prior.inputs))
+    for r in before.values():  # left in base only: removed from the stack
+        changes.append(
+            ResourceChange(
+                address=r.urn,
+                type=r.type,
+                name=r.name,
+                change=ChangeKind.DELETE,
+                new=None,
+                old=r.inputs,
+                source=offline.SOURCE,
+                kind=resource_kind(r.type),
+                references=r.references,
+                parent=r.parent,
+            )
+        )
+    meta = dict(new.meta)
+    if old is not None:
+        meta["base_envelope"] = old.meta.get("envelope")
+    return Plan(source=offline.SOURCE, origin=origin, changes=tuple(changes), meta=meta)
+
+
+def plan_stack(stack: str, *, base: str | None, cwd: Path) -> Plan:
+    """The normalised plan of ``gpupool check --stack STACK [--base GIT_REF]``.
+
+    Without ``base``: the working tree's offline plan (everything a create). With it: the
+    diff from the plan at the ref to the working tree's; a stack file missing at the ref means
+    an empty base (everything a create). The two plans run in parallel.
+    """
+    cwd = cwd.resolve()
+    if base is None:
+        origin = f"stack {stack} (working tree)"
+        return diff_offline_plans(None, PlanRun(stack, cwd, cwd, origin).result(), origin)
+    origin = f"stack {stack} @ {base}..worktree"
+    repo = repo_root(cwd, base).resolve()
+    commit = resolve_commit(repo, base)
+    ref_stack, ref_file = _stack_at_ref(stack, cwd, repo)
+    head_run = PlanRun(stack, cwd, repo, f"stack {stack} (working tree)")
+    try:
+        with worktree(repo, commit) as tree:
+            if not (tree / ref_file).is_file():
+                base_doc = None  # the stack did not exist at the ref
+            else:
+                ref_cwd = tree / cwd.relative_to(repo)
+                stack_arg = str(tree / ref_stack) if ref_stack is not None else stack
+                base_run = PlanRun(stack_arg, ref_cwd, tree, f"stack {stack} @ {base}")
+                base_doc = base_run.result()
+    except BaseException:
+        head_run.abandon()
+        raise
+    return diff_offline_plans(base_doc, head_run.result(), origin)
+
+
+def _stack_at_ref(stack: str, cwd: Path, repo: Path) -> tuple[Path | None, Path]:
+    """(the stack path relative to the repo if STACK is a path, else None; the stack file
+    relative to the repo), so both can be found inside the ref's worktree."""
+    from gpupool.config import stack_path
+
+    as_path = Path(stack)
+    is_path = as_path.suffix in {".yaml", ".yml"} or "/" in stack
+    if is_path:
+        file = as_path if as_path.is_absolute() else cwd / as_path
+        if not file.is_file():
+            raise problem(f"{stack}: expected a stack file, but there is no such file")
+    else:
+        file = stack_path(stack, cwd)
+    try:
+        rel = file.resolve().relative_to(repo)
+    except ValueError:
+        raise problem(
+            f"{stack}: expected a stack file inside the git repository {repo}, "
+            "so that it has a version at the base ref"
+        ) from None
+    return (rel if is_path else None), rel
