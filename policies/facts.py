@@ -130,9 +130,12 @@ def own_instance_types(change: ResourceChange, side: Side = "new") -> InstanceTy
     kind = change.kind
     if kind in (ResourceKind.INSTANCE, ResourceKind.LAUNCH_TEMPLATE,
                 ResourceKind.LAUNCH_CONFIGURATION):
-        value = text(inputs.get("instance_type"))
+        raw = inputs.get("instance_type")
+        value = text(raw)
         if value is UNKNOWN:
             return InstanceTypes(unknown=_TYPE_UNKNOWN)
+        if value is None and raw not in (None, ""):
+            return InstanceTypes(unknown=_odd("instance_type", raw))
         return InstanceTypes((value,)) if value else InstanceTypes()
     if kind is ResourceKind.AUTOSCALING_GROUP:
         return override_types(inputs)
@@ -141,13 +144,22 @@ def own_instance_types(change: ResourceChange, side: Side = "new") -> InstanceTy
     return InstanceTypes()
 
 
+def _odd(key: str, value: Any) -> str:
+    """Reason for a value of the wrong type: it cannot be judged, so it is not a pass."""
+    shown = repr(value)
+    return f"{key} has an unexpected value {shown[:40]}{'…' if len(shown) > 40 else ''}"
+
+
 def _type_list(value: Any, what: str) -> InstanceTypes:
     items = blocks(value)
     if items is UNKNOWN:
         return InstanceTypes(unknown=f"{what} unknown until apply")
+    if value is not None and not isinstance(value, list):
+        return InstanceTypes(unknown=_odd(what, value))
     known = tuple(dict.fromkeys(t for t in items if isinstance(t, str) and t))
-    unknown = _TYPE_UNKNOWN if any(t is UNKNOWN for t in items) else None
-    return InstanceTypes(known, unknown)
+    reasons = [_TYPE_UNKNOWN if t is UNKNOWN else _odd(what, t)
+               for t in items if not (isinstance(t, str) and t)]
+    return InstanceTypes(known, "; ".join(dict.fromkeys(reasons)) or None)
 
 
 def overrides(inputs: Mapping[str, Any]) -> list[Any] | Maybe:
@@ -176,9 +188,12 @@ def override_types(inputs: Mapping[str, Any]) -> InstanceTypes:
             if item is UNKNOWN:
                 reasons.append("an override is unknown until apply")
             continue
-        value = text(item.get("instance_type"))
+        raw = item.get("instance_type")
+        value = text(raw)
         if value is UNKNOWN:
             reasons.append(_TYPE_UNKNOWN)
+        elif value is None and raw not in (None, ""):
+            reasons.append(_odd("instance_type", raw))
         elif value:
             if value not in known:
                 known.append(value)
