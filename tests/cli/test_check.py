@@ -266,10 +266,14 @@ def test_usage_errors_as_a_process() -> None:
 # -- --stack (offline plan of the kit's own stack) -----------------------------------------
 
 
-def test_stack_with_a_plan_file_in_sarif(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The kit's own dev stack passes; its findings point at the stack file in SARIF."""
+def test_stack_with_a_plan_file_in_sarif(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The kit's own dev stack passes; its findings point at the stack file in SARIF. (An
+    extra required tag makes sure the stack has findings to point with.)"""
     monkeypatch.chdir(ROOT)
-    run = run_in_process(["check", rel(TF_PASS), "--stack", "dev", "--format", "sarif"])
+    config = tmp_path / "policy.yaml"
+    config.write_text("gpu-chargeback-tags:\n  requiredTags: [team, budget-owner]\n")
+    run = run_in_process(["check", rel(TF_PASS), "--stack", "dev", "--format", "sarif",
+                          "--config", str(config)])
     assert run.code == 0, run.err
     check_report("sarif", run.out, "pass")
     doc = json.loads(run.out)
@@ -277,8 +281,9 @@ def test_stack_with_a_plan_file_in_sarif(monkeypatch: pytest.MonkeyPatch) -> Non
     uris = {
         r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
         for r in doc["runs"][0]["results"]
+        if "budget-owner" in r["message"]["text"]
     }
-    assert "stacks/Pulumi.dev.yaml" in uris
+    assert uris == {"stacks/Pulumi.dev.yaml", rel(TF_PASS)}
 
 
 def test_stack_against_a_git_base(monkeypatch: pytest.MonkeyPatch) -> None:
