@@ -69,7 +69,7 @@ def read(doc: Any, origin: str) -> OfflinePlan:
             fail(origin, f"resources[{i}].urn", "each URN once", res.urn)
         seen.add(res.urn)
         resources.append(res)
-    meta = {k: plan[k] for k in ("stack", "project", "envelope", "outputs") if k in plan}
+    meta = {k: plan[k] for k in ("stack", "project", "region", "envelope", "outputs") if k in plan}
     return OfflinePlan(stack=stack, project=project, resources=tuple(resources), meta=meta)
 
 

@@ -56,7 +56,8 @@ def parse(doc: dict[str, Any], origin: str) -> Plan:
     rows = _read_rows([] if raw is None else want_list(raw, origin, "resource_changes"), origin)
     instances: dict[str, list[str]] = {}
     for row in rows:
-        instances.setdefault(row.resource_address, []).append(row.key)
+        if row.address == row.entry["address"]:  # not a deposed object: a live instance
+            instances.setdefault(row.resource_address, []).append(row.key)
     refs = References(doc.get("configuration"), origin, instances)
     changes = tuple(_change(row, refs, origin) for row in rows)
     return Plan(source=SOURCE, origin=origin, changes=changes, meta=meta)
@@ -127,6 +128,13 @@ def _read_rows(entries: list[Any], origin: str) -> list[_Row]:
             fail(origin, where.format(i, ".address"),
                  f"{resource_address} or {resource_address}[KEY] (from module_address, mode, type, "
                  "name)", address)
+        deposed = entry.get("deposed")
+        if deposed is not None:
+            # An older object left by create_before_destroy, planned for deletion; it shares
+            # the address of the live instance, so it is named as Terraform's plan shows it.
+            if type(deposed) is not str:
+                fail(origin, where.format(i, ".deposed"), "a string", deposed)
+            address = f"{address} (deposed object {deposed})"
         rows.append(
             _Row(i, entry, address, mode, rtype, name, rel, segments, resource_address, key)
         )

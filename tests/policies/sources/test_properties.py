@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpupool.errors import InputError
-from policies.model import ChangeKind, Plan, ResourceChange
+from policies.model import ChangeKind, Plan, ResourceChange, normalise_inputs
 from policies.sources import load_plan
-from policies.sources.pulumi_values import SECRET_SIG, SIG_KEY, UNKNOWN_SENTINEL
+from policies.sources.pulumi_values import SECRET_SIG, SIG_KEY, UNKNOWN_SENTINEL, clean, inputs
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 FIXTURE_FILES = sorted(
@@ -149,3 +149,22 @@ def test_mutated_fixtures(scratch: Path, data: st.DataObject, name: str) -> None
 @pytest.mark.parametrize("fixture", FIXTURE_FILES, ids=lambda p: p.name)
 def test_every_fixture_reads_as_a_well_formed_plan(fixture: Path) -> None:
     assert _check(fixture) is not None
+
+
+PULUMI_KEYS = st.sampled_from([
+    "instanceType", "tags", "tagsAll", "labels", "metadataOptions", "httpTokens", "nodeSelector",
+    "mixedInstancesPolicy", "cost-center", "Name", "__defaults", "HTTPTokens", "a1B2", "",
+    SIG_KEY, "plaintext", "ciphertext", "value", "id", "urn",
+]) | st.text(max_size=6)
+PULUMI_VALUES = st.recursive(
+    SCALARS | st.sampled_from([SECRET_SIG, "d0e6a833031e9bbcd3f4e8bde6ca49a4",
+                               "5cf8f73096256a8f31e491e813e4eb8e", '{"fooBar": "[secret]"}']),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(PULUMI_KEYS, inner, max_size=4),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=st.dictionaries(PULUMI_KEYS, PULUMI_VALUES, max_size=5))
+def test_one_pass_pulumi_inputs_equal_the_model_normalisation(value: dict[str, Any]) -> None:
+    assert inputs(value) == normalise_inputs(clean(value))

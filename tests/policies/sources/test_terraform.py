@@ -125,6 +125,7 @@ def test_replace_delete_no_op_and_data_sources(fixtures: Path) -> None:
         "data.aws_ssm_parameter.gpu_ami": ChangeKind.READ,
         "aws_instance.legacy": ChangeKind.REPLACE,  # ["delete", "create"]
         "aws_launch_template.blue": ChangeKind.REPLACE,  # ["create", "delete"]
+        "aws_launch_template.blue (deposed object 6f1e9a2c)": ChangeKind.DELETE,
         "aws_security_group.old_ssh": ChangeKind.DELETE,
         "module.legacy.aws_launch_configuration.gpu": ChangeKind.DELETE,
         "aws_placement_group.proxies": ChangeKind.NOOP,
@@ -138,6 +139,10 @@ def test_replace_delete_no_op_and_data_sources(fixtures: Path) -> None:
     assert get_path(legacy.new, "metadata_options.http_tokens") == "required"
     assert legacy.references == {"ami": "data.aws_ssm_parameter.gpu_ami",
                                  "placement_group": "aws_placement_group.proxies"}
+
+    deposed = by["aws_launch_template.blue (deposed object 6f1e9a2c)"]
+    assert deposed.new is None and deposed.old["id"] == "lt-0ccc3333dddd4444e"
+    assert by["aws_launch_template.blue"].old["id"] == "lt-0aaa1111bbbb2222c"
 
     sg = by["aws_security_group.old_ssh"]
     assert sg.new is None and sg.is_removal
@@ -373,6 +378,7 @@ RC = "resource_changes/0"
         (_set(f"{RC}/address", "aws_instance.other"),
          "resource_changes[0].address: expected aws_instance.gpu or aws_instance.gpu[KEY]"),
         (_set(f"{RC}/address", "aws_instance.gpu0"), "resource_changes[0].address: expected"),
+        (_set(f"{RC}/deposed", 1), "resource_changes[0].deposed: expected a string, got 1"),
         (_set(f"{RC}/change", None), "resource_changes[0].change: expected an object, got null"),
         (_set(f"{RC}/change/actions", ["explode"]),
          'resource_changes[0].change.actions: expected one of ["no-op"]'),
