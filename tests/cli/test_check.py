@@ -325,3 +325,19 @@ def test_closed_pipe_keeps_the_verdict(plan: Path, code: int) -> None:
     err = p.stderr.read().decode()
     assert p.wait(timeout=60) == code
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+@pytest.fixture(scope="module")
+def dev_plan_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`gpupool plan dev --format json`: the third kind of plan file check reads."""
+    out = tmp_path_factory.mktemp("plan") / "dev-plan.json"
+    run = run_process(["plan", "dev", "--format", "json", "--output", str(out)])
+    assert run.code == 0, run.err
+    return out
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_offline_plan_file_of_the_kits_own_stack_passes(fmt: str, dev_plan_file: Path) -> None:
+    run = run_in_process(["check", str(dev_plan_file), "--format", fmt])
+    assert run.code == 0, run.out + run.err
+    check_report(fmt, run.out, "pass")

@@ -14,7 +14,9 @@ from cli_support import FIXTURES, Run, run_in_process
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-SEEDS = sorted([*(FIXTURES / "terraform").glob("*.json"), *(FIXTURES / "pulumi").glob("*.json")])
+SEEDS = sorted(
+    p for kind in ("terraform", "pulumi", "gpupool") for p in (FIXTURES / kind).glob("*.json")
+)
 FUZZ = settings(
     max_examples=60,
     deadline=None,
