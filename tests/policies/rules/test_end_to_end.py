@@ -119,3 +119,22 @@ def test_every_fixture_evaluates_without_rule_errors() -> None:
     for f in files:
         result = run(load_plan(str(f)))
         assert result.errors == [], (f.name, result.errors)
+
+
+def test_offline_base_to_head_diff_blocks_the_upsize_and_prices_it() -> None:
+    import json
+
+    from policies.sources.diff import diff_offline_plans
+
+    base = json.loads(Path(fixture("gpupool/plan-dev-base.json")).read_text())
+    head = json.loads(Path(fixture("gpupool/plan-dev-head.json")).read_text())
+    result = run(diff_offline_plans(base, head, "stack dev @ base..head"))
+    upsizes = sorted(v.resource.rsplit("::", 1)[-1] for v in result.violations
+                     if v.policy == "gpu-no-vertical-upsize")
+    assert upsizes == ["dev-inference-asg", "dev-inference-lt"]
+    assert all(v.message == UPSIZE_MESSAGE for v in result.violations
+               if v.policy == "gpu-no-vertical-upsize")
+    cost = {c.resource.rsplit("::", 1)[-1]: c for c in result.cost}
+    assert (cost["dev-inference-asg"].before_per_hour,
+            cost["dev-inference-asg"].after_per_hour) == (2.104, 6.016)  # 4 → 8 at max size
+    assert cost["dev-training-asg"].after_per_hour == 0.0  # removed
