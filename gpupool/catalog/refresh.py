@@ -78,7 +78,13 @@ def describe_gpu_instance_types(client: Any) -> tuple[list[dict[str, Any]], dict
     out: list[dict[str, Any]] = []
     headers: dict[str, str] = {}
     for page in client.get_paginator("describe_instance_types").paginate():
-        out.extend(t for t in page["InstanceTypes"] if t.get("GpuInfo", {}).get("Gpus"))
+        types = page.get("InstanceTypes")
+        if not isinstance(types, list):  # some other web server answered with XML-ish text
+            raise InputError(
+                f"{client.meta.endpoint_url}: expected an EC2 API endpoint, but its answer "
+                "is not EC2's XML"
+            )
+        out.extend(t for t in types if t.get("GpuInfo", {}).get("Gpus"))
         headers = page.get("ResponseMetadata", {}).get("HTTPHeaders", {})
     return out, headers
 
@@ -159,6 +165,7 @@ def refresh(
     import boto3  # lazy: boto3 costs ~0.3 s to import
     from botocore.config import Config
     from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+    from botocore.parsers import ResponseParserError
 
     prices_doc = load_prices(prices_path)
     if prices_doc["region"] != region:
@@ -185,6 +192,10 @@ def refresh(
         ) from None
     except BotoCoreError as e:
         raise InputError(f"{endpoint_url}: expected a reachable EC2 endpoint ({e})") from None
+    except ResponseParserError:
+        raise InputError(
+            f"{endpoint_url}: expected an EC2 API endpoint, but its answer is not EC2's XML"
+        ) from None
     if not types:
         raise InputError(f"{endpoint_url}: DescribeInstanceTypes returned no GPU instance types")
     doc = build_document(

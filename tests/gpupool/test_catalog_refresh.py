@@ -113,3 +113,42 @@ def test_region_without_a_matching_price_list_exits_2(
     _, stderr = capsys.readouterr()
     assert code == 2
     assert "region: expected prices for eu-west-1 (the list is for us-east-1" in stderr
+
+
+def test_endpoint_that_is_not_ec2_exits_2_with_one_line(
+    aws_env: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A wrong AWS_ENDPOINT_URL (some other web server) is bad input, not a crash."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    class NotEc2(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            body = b"<html>hello</html>"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), NotEc2)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+        monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+        code = main(["catalog", "refresh", "--output", str(tmp_path / "c.json")])
+    finally:
+        server.shutdown()
+    _, stderr = capsys.readouterr()
+    assert code == 2
+    assert stderr.splitlines() == [
+        f"gpupool catalog: {endpoint}: expected an EC2 API endpoint, but its answer is not "
+        "EC2's XML"
+    ]
