@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test fuzz lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+
+fuzz: $(STAMP)
+	GPUPOOL_HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest \
+	  $$(grep -rl --include='test_*.py' 'from hypothesis' tests)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

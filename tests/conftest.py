@@ -7,6 +7,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# `make test` is reproducible: property tests draw the same examples every run, so a red CI is
+# a real regression, never a dice roll. `make fuzz` explores with fresh seeds and more examples.
+settings.register_profile("repeatable", derandomize=True, print_blob=True)
+settings.register_profile("fuzz", derandomize=False, max_examples=2000, print_blob=True)
+settings.load_profile(os.environ.get("GPUPOOL_HYPOTHESIS_PROFILE", "repeatable"))
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
