@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from policies.facts import PlanIndex, scaling_policy, text
+from policies.facts import PlanIndex, number, scaling_policy, text
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify
 from policies.rules.base import (
@@ -208,6 +208,26 @@ class GpuPoolScalesOnUtilisation(Rule):
                               "autoscaling_group_name of scaling policy gpu is unknown"],
         ),
         Example(
+            title="GPU group at min size 0: advisory, target tracking cannot scale from zero",
+            allowed=True,
+            resources=[
+                {"type": "aws:autoscaling/group:Group", "name": "pool",
+                 "new": {"name": "gpu-pool", "minSize": 0, "maxSize": 4, "mixedInstancesPolicy": {
+                     "launchTemplate": {"overrides": [{"instanceType": "g4dn.xlarge"}]}}}},
+                {"type": "aws:autoscaling/policy:Policy", "name": "gpu-util",
+                 "new": {"autoscalingGroupName": "gpu-pool",
+                         "policyType": "TargetTrackingScaling",
+                         "targetTrackingConfiguration": {
+                             "targetValue": 70,
+                             "customizedMetricSpecification": {
+                                 "metricName": "nvidia_smi_utilization_gpu",
+                                 "namespace": "CWAgent", "statistic": "Average",
+                                 "metricDimensions": [
+                                     {"name": "AutoScalingGroupName", "value": "gpu-pool"}]}}}},
+            ],
+            message_contains=["cannot scale out from zero"],
+        ),
+        Example(
             title="Groups without GPUs are out of scope",
             allowed=True,
             resources=[
@@ -245,7 +265,7 @@ class GpuPoolScalesOnUtilisation(Rule):
         links = plan.policies_of(group)
         linked = [(p, _judge(p, group, plan, params)) for p in links.linked]
         if any(j.status == "ok" for _, j in linked):
-            return None
+            return _scale_from_zero(group) if gpu_types else None
         problem: Finding
         unknown_linked = [j.reason for _, j in linked if j.status == "unknown"]
         possible = [p for p in links.possible if _judge(p, group, plan, params).status != "bad"]
@@ -273,6 +293,16 @@ class GpuPoolScalesOnUtilisation(Rule):
         return Finding(group.address, cannot_verify(
             f"cannot tell whether the group runs GPU instances ({types.unknown}); if it does: "
             + problem.message.removeprefix("cannot verify: ")), unknown=True)
+
+
+def _scale_from_zero(group: ResourceChange) -> Finding | None:
+    """Target tracking cannot start a group at zero: no instance, no metric, no scale-out."""
+    if number(group.after.get("min_size")) != 0:
+        return None
+    return Finding(group.address, (
+        "min_size is 0: target tracking on GPU utilisation cannot scale out from zero, because "
+        "no running instance publishes the metric; keep min_size ≥ 1, or add a scale-from-zero "
+        "trigger (e.g. step scaling on queue depth)"), advisory_only=True)
 
 
 def _expected(params: Params) -> str:

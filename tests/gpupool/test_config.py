@@ -54,7 +54,7 @@ def test_shipped_stacks_validate_and_resolve(stack: str) -> None:
 def test_shipped_stacks_differ_sensibly() -> None:
     dev, prod = (load_stack(s, cwd=ROOT).config for s in ("dev", "prod"))
     assert all(p.spot_share >= 0.9 for p in dev.pools)  # dev: mostly spot
-    assert all(p.min_size == 0 for p in dev.pools)  # dev: scales to zero
+    assert all(p.min_size == 1 and p.max_size <= 4 for p in dev.pools)  # dev: small
     assert prod.pools[0].on_demand_base >= 1  # prod: an on-demand base
     assert prod.network.az_count == 3
 
@@ -174,6 +174,9 @@ def test_every_error_at_once() -> None:
          "arm64 only (set arch: arm64)"),
         ({"gpupool:pools": [{"name": "amd", "gpu": "Radeon Pro V520", "maxSize": 1}]},
          "gpupool:pools[0].gpu: expected an NVIDIA GPU"),
+        ({"gpupool:pools": [{"name": "a1", "gpu": "T4", "maxSize": 1},
+                            {"name": "a1", "gpu": "L4", "maxSize": 1}]},
+         "gpupool:pools[1].name: expected a unique name, 'a1' is used twice"),
         ({"gpupol:pools": []},
          "gpupol:pools: expected the gpupool namespace (did you mean gpupool:pools?)"),
     ],

@@ -30,7 +30,7 @@ def test_dev_stack_envelope_matches_the_catalog_prices() -> None:
     by_pool = {p.pool: p for p in env.pools}
     inference = by_pool["inference"]
     assert inference.instance_type == "g4dn.xlarge"
-    assert (inference.gpus_min, inference.gpus_max) == (0, 4)
+    assert (inference.gpus_min, inference.gpus_max) == (1, 4)
     assert inference.price_per_hour == pytest.approx(0.526)
     assert inference.per_hour_max == pytest.approx(4 * 0.526)
     assert inference.per_month_max == pytest.approx(4 * 0.526 * 730)
@@ -38,9 +38,9 @@ def test_dev_stack_envelope_matches_the_catalog_prices() -> None:
     assert inference.upper_bound  # 90 % spot: on-demand prices only bound the bill
     arm = by_pool["arm-inference"]
     assert (arm.instance_type, arm.arch, arm.per_hour_max) == ("g5g.xlarge", "arm64", 0.84)
-    assert (env.gpus_min, env.gpus_max) == (0, 6)
+    assert (env.gpus_min, env.gpus_max) == (2, 6)
     assert env.per_hour_max == pytest.approx(4 * 0.526 + 2 * 0.42)
-    assert env.per_month_min == 0
+    assert env.per_month_min == pytest.approx((0.526 + 0.42) * 730)
 
 
 def test_prod_on_demand_base_costs_money_at_minimum() -> None:

@@ -70,7 +70,7 @@ def test_output_file_keeps_stdout_short(
     out = capsys.readouterr().out
     assert out.count("\n") == 1
     assert out.startswith(f"wrote {target}: stack dev, ")
-    assert "GPUs 0-6" in out and "0.000-2.944 $/h" in out
+    assert "GPUs 2-6" in out and "0.946-2.944 $/h" in out
     assert json.loads(target.read_text())["kind"] == "gpupool-plan"
     text_target = tmp_path / "dev-plan.txt"
     assert main(["plan", "dev", "--output", str(text_target)]) == 0
