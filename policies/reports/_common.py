@@ -83,6 +83,25 @@ def status(v: Violation) -> str:
     return "blocking" if v.blocking else "advisory"
 
 
+def short_address(address: str) -> str:
+    """A Pulumi URN as ``name (type)`` for tables; Terraform addresses are short already.
+
+    ``urn:pulumi:dev::gpupool::gpupool:aws:GpuPool$aws:autoscaling/group:Group::dev-asg`` reads
+    as ``dev-asg (aws.autoscaling.Group)``, as ``gpupool plan`` prints it; machine formats keep
+    the full URN.
+    """
+    if not address.startswith("urn:pulumi:"):
+        return address
+    parts = address.split("::")
+    if len(parts) < 4:
+        return address
+    type_chain, name = parts[2], "::".join(parts[3:])
+    token = type_chain.rsplit("$", 1)[-1].split(":")
+    if len(token) == 3:
+        token = [token[0], token[1].split("/")[0], token[2]]
+    return f"{name} ({'.'.join(token)})"
+
+
 def by_resource(violations: Iterable[Violation]) -> list[tuple[str, list[Violation]]]:
     """Violations grouped by resource, resources in order of first appearance."""
     groups: dict[str, list[Violation]] = {}

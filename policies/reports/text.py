@@ -20,6 +20,7 @@ from policies.reports._common import (
     by_resource,
     cost_sentence,
     money_or_dash,
+    short_address,
     signed_per_hour,
     signed_per_month,
     status,
@@ -87,7 +88,7 @@ def _violations_table(result: Result, frame: box.Box) -> Table:
     for gi, (resource, items) in enumerate(groups):
         for i, v in enumerate(items):
             table.add_row(
-                Text(resource if i == 0 else ""),
+                Text(short_address(resource) if i == 0 else ""),
                 Text(v.policy),
                 _enforcement(v),
                 Text(_message(v)),
@@ -137,7 +138,7 @@ def _cost_table(result: Result, frame: box.Box) -> Table:
     for c in lines:
         d = c.delta_per_hour
         table.add_row(
-            Text(c.resource),
+            Text(short_address(c.resource)),
             money_or_dash(c.before_per_hour),
             money_or_dash(c.after_per_hour),
             "—" if d is None else signed_per_hour(d),
@@ -154,7 +155,7 @@ Listing = list[tuple[str, str]]
 def _violation_listing(result: Result) -> Listing:
     out: Listing = [(f"Policy findings ({len(result.violations)}, listed by resource)\n", "")]
     for resource, items in by_resource(result.violations):
-        out.append((f"{resource}\n", "bold"))
+        out.append((f"{short_address(resource)}\n", "bold"))
         for v in items:
             state = status(v)
             tag = str(v.enforcement)

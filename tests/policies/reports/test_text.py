@@ -81,3 +81,12 @@ def test_cost_table_shows_the_largest_changes(monkeypatch: pytest.MonkeyPatch) -
     cost = out.split("GPU cost change (on-demand)")[1]
     assert TF_ADDR[:20] in cost and "new pool" not in cost
     assert "GPU cost change: +$0.226/h" in out  # the total still covers every line
+
+
+def test_urns_read_as_name_and_type_in_tables() -> None:
+    from policies.reports._common import short_address
+
+    urn = "urn:pulumi:dev::gpupool::gpupool:aws:GpuPool$aws:autoscaling/group:Group::dev-asg"
+    assert short_address(urn) == "dev-asg (aws.autoscaling.Group)"
+    assert short_address("module.a.aws_instance.x[0]") == "module.a.aws_instance.x[0]"
+    assert short_address("urn:pulumi:broken") == "urn:pulumi:broken"
