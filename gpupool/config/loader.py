@@ -318,7 +318,11 @@ def _key(loc: tuple[Any, ...], names: Mapping[str, str]) -> str:
     head = str(loc[0])
     out = names.get(head) or (_REGION_KEY if head == "region" else f"{NAMESPACE}:{head}")
     for part in loc[1:]:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:  # user-written keys (tag names) may hold anything: keep the error on one line
+            text = str(part)
+            out += f".{text}" if text.isprintable() and text else f".{text!r}"
     return out
 
 
