@@ -44,6 +44,7 @@ from policies.rules.base import Enforcement, RuleParams
 ALL_KEY: Final = "all"
 LEVEL_KEY: Final = "enforcementLevel"
 BASELINE_KEY: Final = "baseline"  # the CrossGuard pack's old-inputs file; check has its own
+REQUIRE_BASELINE_KEY: Final = "requireBaseline"  # the pack's fail-closed switch for baselines
 WAIVER_POLICY: Final = "gpupool-waiver"
 _LEVELS: Final = ", ".join(e.value for e in Enforcement)
 
@@ -199,6 +200,11 @@ def parse_config(doc: Any, path: str) -> Settings:
                 elif given not in (None, ""):
                     problems.append(f"{path}: {rid}.{BASELINE_KEY}: expected a file path, "
                                     f"got {given!r}")
+            if rule.meta.needs_old_inputs and REQUIRE_BASELINE_KEY in raw:
+                required = raw.pop(REQUIRE_BASELINE_KEY)
+                if not isinstance(required, bool):
+                    problems.append(f"{path}: {rid}.{REQUIRE_BASELINE_KEY}: expected true or "
+                                    f"false, got {required!r}")
         elif value is not None:
             level = _level(value, path, rid, problems) or level
         elif rid in doc:

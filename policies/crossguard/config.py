@@ -20,8 +20,8 @@ from typing import Any, Final
 from pydantic import BaseModel, ValidationError
 
 from policies.rules.base import Rule
+from policies.settings import BASELINE_KEY, REQUIRE_BASELINE_KEY
 
-BASELINE_KEY: Final = "baseline"
 BASELINE_SCHEMA: Final[dict[str, Any]] = {
     "type": "string",
     "description": (
@@ -30,7 +30,6 @@ BASELINE_SCHEMA: Final[dict[str, Any]] = {
         "are resolved against the policy pack's directory; ~ and $VARS are expanded."
     ),
 }
-REQUIRE_BASELINE_KEY: Final = "requireBaseline"
 REQUIRE_BASELINE_SCHEMA: Final[dict[str, Any]] = {
     "type": "boolean",
     "default": False,

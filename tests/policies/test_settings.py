@@ -151,3 +151,15 @@ def test_waiver_file_shape_errors(tmp_path: Path, text: str, expected: str) -> N
     found = problems(waivers=write(tmp_path, "waivers.yaml", text))
     assert len(found) == 1, found
     assert found[0].removeprefix(str(tmp_path) + "/").startswith(expected), found[0]
+
+
+def test_pack_only_baseline_keys_are_accepted_so_one_file_serves_both(tmp_path: Path) -> None:
+    config = tmp_path / "policy-config.yaml"
+    config.write_text(
+        "gpu-no-vertical-upsize:\n  baseline: prod-export.json\n  requireBaseline: true\n"
+    )
+    settings = load_settings(str(config), None)
+    assert settings.policies["gpu-no-vertical-upsize"].baseline == "prod-export.json"
+    config.write_text("gpu-no-vertical-upsize:\n  requireBaseline: maybe\n")
+    with pytest.raises(InputError, match=r"requireBaseline: expected true or false"):
+        load_settings(str(config), None)
