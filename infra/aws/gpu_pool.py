@@ -221,57 +221,31 @@ class GpuPool(pulumi.ComponentResource):
             ),
             opts=child,
         )
-        if net.endpoint_security_group_id is not None:
-            aws.vpc.SecurityGroupEgressRule(
-                f"{name}-to-endpoints",
-                aws.vpc.SecurityGroupEgressRuleArgs(
-                    security_group_id=sg.id,
-                    ip_protocol="tcp",
-                    from_port=HTTPS,
-                    to_port=HTTPS,
-                    referenced_security_group_id=net.endpoint_security_group_id,
-                    description="HTTPS to the VPC interface endpoints",
-                ),
-                opts=child,
-            )
-            aws.vpc.SecurityGroupIngressRule(
-                f"{name}-into-endpoints",
-                aws.vpc.SecurityGroupIngressRuleArgs(
-                    security_group_id=net.endpoint_security_group_id,
-                    ip_protocol="tcp",
-                    from_port=HTTPS,
-                    to_port=HTTPS,
-                    referenced_security_group_id=sg.id,
-                    description=f"HTTPS from gpupool pool {args.pool.name}",
-                ),
-                opts=child,
-            )
+
+        def https(suffix: str, group: pulumi.Input[str], description: str, *,
+                  ingress: bool = False, **peer: pulumi.Input[str]) -> None:
+            """One HTTPS rule on ``group``; ``peer`` names the other side (group, CIDR, list)."""
+            fields = dict(security_group_id=group, ip_protocol="tcp", from_port=HTTPS,
+                          to_port=HTTPS, description=description, **peer)
+            if ingress:
+                aws.vpc.SecurityGroupIngressRule(
+                    f"{name}-{suffix}", aws.vpc.SecurityGroupIngressRuleArgs(**fields), opts=child)
+            else:
+                aws.vpc.SecurityGroupEgressRule(
+                    f"{name}-{suffix}", aws.vpc.SecurityGroupEgressRuleArgs(**fields), opts=child)
+
+        endpoints = net.endpoint_security_group_id
+        if endpoints is not None:
+            https("to-endpoints", sg.id, "HTTPS to the VPC interface endpoints",
+                  referenced_security_group_id=endpoints)
+            https("into-endpoints", endpoints, f"HTTPS from gpupool pool {args.pool.name}",
+                  ingress=True, referenced_security_group_id=sg.id)
         else:
             assert net.vpc_cidr is not None
-            aws.vpc.SecurityGroupEgressRule(
-                f"{name}-to-vpc",
-                aws.vpc.SecurityGroupEgressRuleArgs(
-                    security_group_id=sg.id,
-                    ip_protocol="tcp",
-                    from_port=HTTPS,
-                    to_port=HTTPS,
-                    cidr_ipv4=net.vpc_cidr,
-                    description="HTTPS to the VPC's own endpoints",
-                ),
-                opts=child,
-            )
-        aws.vpc.SecurityGroupEgressRule(
-            f"{name}-to-s3",
-            aws.vpc.SecurityGroupEgressRuleArgs(
-                security_group_id=sg.id,
-                ip_protocol="tcp",
-                from_port=HTTPS,
-                to_port=HTTPS,
-                prefix_list_id=net.s3_prefix_list_id,
-                description="HTTPS to S3 through the gateway endpoint",
-            ),
-            opts=child,
-        )
+            https("to-vpc", sg.id, "HTTPS to the VPC's own endpoints",
+                  cidr_ipv4=net.vpc_cidr)
+        https("to-s3", sg.id, "HTTPS to S3 through the gateway endpoint",
+              prefix_list_id=net.s3_prefix_list_id)
         return sg
 
     def _group(
