@@ -1,0 +1,76 @@
+"""What rules read from a resource, whatever shape its source wrote it in.
+
+The one place that knows Terraform writes nested blocks as lists (``metadata_options: [{...}]``,
+``mixed_instances_policy.launch_template.override[*]``, ASG ``tag`` blocks, scaling policy
+``metric_dimension[*]``) where Pulumi, after :func:`policies.model.normalise_inputs`, writes
+objects (``overrides[*]``, ASG ``tags`` list, ``metric_dimensions``). Rules never look at raw
+inputs, so a source difference is fixed here once.
+
+Every extractor returns :data:`UNKNOWN` (or a result that says *why* something is unknown) where
+the plan does not know a value: never a guess, never a default that would let a rule pass.
+
+One module per subject: ``values`` (reading one value), ``instances`` (instance types, metadata
+options), ``storage`` (EBS volumes), ``tags``, ``scaling`` (scaling policies) and ``index``
+(:class:`PlanIndex`, the links between the resources of one plan). This package re-exports
+them, so ``from policies.facts import PlanIndex`` keeps working.
+"""
+
+from __future__ import annotations
+
+from policies.facts.index import GroupPolicies, Link, PlanIndex
+from policies.facts.instances import (
+    InstanceTypes,
+    http_endpoint,
+    http_tokens,
+    metadata_options,
+    override_types,
+    override_weights,
+    overrides,
+    own_instance_types,
+)
+from policies.facts.scaling import ScalingPolicy, scaling_policy
+from policies.facts.storage import Volume, volumes
+from policies.facts.tags import GroupTag, Tags, group_tags, launch_tags, resource_tags
+from policies.facts.values import (
+    Maybe,
+    Side,
+    block,
+    blocks,
+    flag,
+    inputs_of,
+    is_map,
+    number,
+    text,
+)
+
+__all__ = [
+    "GroupPolicies",
+    "GroupTag",
+    "InstanceTypes",
+    "Link",
+    "Maybe",
+    "PlanIndex",
+    "ScalingPolicy",
+    "Side",
+    "Tags",
+    "Volume",
+    "block",
+    "blocks",
+    "flag",
+    "group_tags",
+    "http_endpoint",
+    "http_tokens",
+    "inputs_of",
+    "is_map",
+    "launch_tags",
+    "metadata_options",
+    "number",
+    "override_types",
+    "override_weights",
+    "overrides",
+    "own_instance_types",
+    "resource_tags",
+    "scaling_policy",
+    "text",
+    "volumes",
+]

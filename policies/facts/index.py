@@ -1,0 +1,291 @@
+"""Links between the resources of one plan (an ASG to its launch template, a scaling policy to its
+group), built in one linear pass so rules never join resources quadratically.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from policies.facts.instances import InstanceTypes, own_instance_types
+from policies.facts.values import _GONE, Side, block, inputs_of, text
+from policies.model import UNKNOWN, ResourceChange, ResourceKind
+
+_INDEX_SUFFIX = re.compile(r"\[[^\[\]]*\]$")
+_MODULE_PREFIX = re.compile(r"^((?:module\.[^.\[]+(?:\[[^\]]*\])?\.)*)")
+
+
+def _base(address: str) -> str:
+    return _INDEX_SUFFIX.sub("", address)
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """The resources a reference resolves to, or why it cannot be resolved."""
+
+    targets: tuple[ResourceChange, ...] = ()
+    unknown: str | None = None
+    declared: bool = False  # did the resource declare the link at all?
+
+
+@dataclass(frozen=True, slots=True)
+class GroupPolicies:
+    """The scaling policies of one group: proven links, and policies that might be linked."""
+
+    linked: tuple[ResourceChange, ...]
+    possible: tuple[ResourceChange, ...]
+
+
+class PlanIndex:
+    """One linear pass over a plan's changes: addresses, launch templates by id and name, groups
+    by name, and scaling policies per group (built on first use)."""
+
+    def __init__(self, changes: Iterable[ResourceChange]) -> None:
+        self.by_address: dict[str, ResourceChange] = {}
+        self._by_base: dict[str, list[ResourceChange]] = {}
+        self._templates: dict[tuple[str, str], ResourceChange] = {}
+        self._configs: dict[str, ResourceChange] = {}
+        self.groups: list[ResourceChange] = []
+        self.policies: list[ResourceChange] = []
+        self._policy_links: dict[str, GroupPolicies] | None = None
+        # Facts several rules ask for, computed once per resource and side.
+        self._memo: dict[tuple[str, str, Side], tuple[ResourceChange, Any]] = {}
+        self._unlinked_unknown: tuple[ResourceChange, ...] = ()
+        self._unlinked_any: tuple[ResourceChange, ...] = ()
+        for c in changes:
+            self.by_address[c.address] = c
+            if c.address.endswith("]"):
+                self._by_base.setdefault(_base(c.address), []).append(c)
+            if c.kind is ResourceKind.LAUNCH_TEMPLATE:
+                for inputs in (c.before, c.after):
+                    for key in ("id", "name"):
+                        value = inputs.get(key)
+                        if isinstance(value, str) and value:
+                            self._templates.setdefault((key, value), c)
+            elif c.kind is ResourceKind.LAUNCH_CONFIGURATION:
+                for inputs in (c.before, c.after):
+                    value = inputs.get("name")
+                    if isinstance(value, str) and value:
+                        self._configs.setdefault(value, c)
+            elif c.change not in _GONE:
+                if c.kind is ResourceKind.AUTOSCALING_GROUP:
+                    self.groups.append(c)
+                elif c.kind is ResourceKind.SCALING_POLICY:
+                    self.policies.append(c)
+
+    def _cached(self, what: str, change: ResourceChange, side: Side,
+                compute: Callable[[ResourceChange, Side], Any]) -> Any:
+        key = (what, change.address, side)
+        hit = self._memo.get(key)
+        if hit is not None and hit[0] is change:
+            return hit[1]
+        value = compute(change, side)
+        self._memo[key] = (change, value)
+        return value
+
+    def own_types(self, change: ResourceChange, side: Side = "new") -> InstanceTypes:
+        """:func:`own_instance_types`, computed once per resource and side."""
+        return self._cached("own", change, side, own_instance_types)  # type: ignore[no-any-return]
+
+    # -- references
+
+    def resolve(self, ref: str, origin: ResourceChange, kinds: frozenset[ResourceKind]
+                ) -> tuple[ResourceChange, ...]:
+        """Changes an address reference points at (of the wanted kinds).
+
+        A reference without a count/for_each key to a resource with several instances means
+        "all of them" (Terraform's reading): every instance is returned and callers treat more
+        than one as ambiguous, never as a guess. A reference missing the module path of the
+        referring resource is also tried inside that module.
+        """
+        prefix = _MODULE_PREFIX.match(origin.address)
+        candidates = [ref]
+        if prefix and prefix.group(1) and not ref.startswith(prefix.group(1)):
+            candidates.append(prefix.group(1) + ref)
+        for address in candidates:
+            found = self.by_address.get(address)
+            if found is not None and found.kind in kinds:
+                return (found,)
+            many = tuple(c for c in self._by_base.get(address, ()) if c.kind in kinds)
+            if many:
+                return many
+        return ()
+
+    def references(self, change: ResourceChange, key_part: str,
+                   kinds: frozenset[ResourceKind]) -> tuple[ResourceChange, ...]:
+        out: list[ResourceChange] = []
+        for key, ref in change.references.items():
+            if key_part in key:
+                seen = {t.address for t in out}
+                out.extend(t for t in self.resolve(ref, change, kinds) if t.address not in seen)
+        return tuple(out)
+
+    # -- launch templates and configurations
+
+    def launch_templates(self, change: ResourceChange, side: Side = "new") -> Link:
+        """The launch template(s) an instance, ASG or EKS node group uses."""
+        return self._cached("lt", change, side, self._launch_templates)  # type: ignore[no-any-return]
+
+    def _launch_templates(self, change: ResourceChange, side: Side) -> Link:
+        kinds = frozenset({ResourceKind.LAUNCH_TEMPLATE})
+        # Any reference to a launch template is the one it launches from, whatever the key:
+        # Terraform paths name the attribute, Pulumi names only the top-level property
+        # (``mixed_instances_policy``).
+        refs = self.references(change, "", kinds)
+        inputs = inputs_of(change, side)
+        specs: list[Mapping[str, Any]] = []
+        unknown: list[str] = []
+        top = block(inputs.get("launch_template"))
+        if top is UNKNOWN:
+            unknown.append("launch template unknown until apply")
+        elif top is not None:
+            specs.append(top)
+        mip = block(inputs.get("mixed_instances_policy"))
+        if mip is UNKNOWN:
+            unknown.append("mixed instances policy unknown until apply")
+        elif mip is not None:
+            lt = block(mip.get("launch_template"))
+            if lt is UNKNOWN:
+                unknown.append("mixed instances policy unknown until apply")
+            elif lt is not None:
+                spec = block(lt.get("launch_template_specification"))
+                if spec is UNKNOWN:
+                    unknown.append("launch template unknown until apply")
+                elif spec is not None:
+                    specs.append(spec)
+        declared = bool(specs or unknown or refs)
+        if len(refs) > 1 and all(_base(r.address) == _base(refs[0].address) for r in refs):
+            return Link((), f"the launch template reference to {_base(refs[0].address)} is "
+                            "ambiguous (several instances)", True)
+        if refs:
+            return Link(refs, None, True)
+        targets: list[ResourceChange] = []
+        for spec in specs:
+            found, why = self._template_for(spec)
+            if found is not None and all(t.address != found.address for t in targets):
+                targets.append(found)
+            elif why:
+                unknown.append(why)
+        return Link(tuple(targets), "; ".join(dict.fromkeys(unknown)) or None, declared)
+
+    def _template_for(self, spec: Mapping[str, Any]) -> tuple[ResourceChange | None, str | None]:
+        ident = spec.get("id", spec.get("launch_template_id"))
+        name = spec.get("name", spec.get("launch_template_name"))
+        for key, value in (("id", ident), ("name", name)):
+            if isinstance(value, str) and value:
+                found = self._templates.get((key, value))
+                if found is not None:
+                    return found, None
+        for value in (ident, name):
+            if isinstance(value, str) and value:
+                return None, f"launch template {value} is not in the plan"
+        if ident is UNKNOWN or name is UNKNOWN:
+            return None, "launch template id unknown until apply"
+        return None, None
+
+    def launch_configuration(self, change: ResourceChange, side: Side = "new") -> Link:
+        kinds = frozenset({ResourceKind.LAUNCH_CONFIGURATION})
+        refs = self.references(change, "", kinds)
+        if refs:
+            return Link(refs, None, True)
+        value = inputs_of(change, side).get("launch_configuration")
+        if value is UNKNOWN:
+            return Link((), "launch configuration unknown until apply", True)
+        if isinstance(value, str) and value:
+            found = self._configs.get(value)
+            if found is None:
+                return Link((), f"launch configuration {value} is not in the plan", True)
+            return Link((found,), None, True)
+        return Link()
+
+    def instance_types(self, change: ResourceChange, side: Side = "new") -> InstanceTypes:
+        """Instance types a resource launches, following an ASG's or node group's template."""
+        return self._cached("types", change, side, self._instance_types)  # type: ignore[no-any-return]
+
+    def _instance_types(self, change: ResourceChange, side: Side) -> InstanceTypes:
+        own = self.own_types(change, side)
+        if change.kind is ResourceKind.AUTOSCALING_GROUP:
+            if own.known or own.unknown:
+                return own
+            result = self._linked_types(self.launch_templates(change, side), side)
+            if result is not None:
+                return result
+            via_lc = self._linked_types(self.launch_configuration(change, side), side)
+            return via_lc if via_lc is not None else InstanceTypes()
+        if change.kind is ResourceKind.EKS_NODE_GROUP:
+            if own.known or own.unknown:
+                return own
+            result = self._linked_types(self.launch_templates(change, side), side)
+            return result if result is not None else InstanceTypes()  # AWS default: t3.medium
+        return own
+
+    def _linked_types(self, link: Link, side: Side) -> InstanceTypes | None:
+        if not link.declared:
+            return None
+        out = InstanceTypes(unknown=link.unknown)
+        for target in link.targets:
+            types = self.own_types(target, side)
+            out = out.merge(InstanceTypes(types.known, types.unknown, target.address))
+        return out
+
+    # -- scaling policies
+
+    def policies_of(self, group: ResourceChange) -> GroupPolicies:
+        """Scaling policies proven to target ``group``, and those referring to it ambiguously.
+
+        Policies whose group cannot be told at all are not repeated per group (that would be
+        quadratic): see :meth:`unlinked_policies`.
+        """
+        if self._policy_links is None:
+            self._link_policies()
+        assert self._policy_links is not None
+        return self._policy_links.get(group.address, GroupPolicies((), ()))
+
+    def unlinked_policies(self, group: ResourceChange) -> tuple[ResourceChange, ...]:
+        """Policies that might target ``group``: their group name is unknown until apply (and
+        no reference says which group), or it names no group of the plan while ``group``'s own
+        name is unknown. Shared tuples: the same object for every group."""
+        if self._policy_links is None:
+            self._link_policies()
+        if isinstance(text(group.after.get("name")), str):
+            return self._unlinked_unknown
+        return self._unlinked_any
+
+    def _link_policies(self) -> None:
+        kinds = frozenset({ResourceKind.AUTOSCALING_GROUP})
+        by_name: dict[str, ResourceChange] = {}
+        for g in self.groups:
+            name = g.after.get("name")
+            if isinstance(name, str) and name:
+                by_name.setdefault(name, g)
+        linked: dict[str, list[ResourceChange]] = {}
+        possible: dict[str, list[ResourceChange]] = {}
+        unknown_name: list[ResourceChange] = []
+        known_unmatched: list[ResourceChange] = []
+        for p in self.policies:
+            targets = self.references(p, "autoscaling_group_name", kinds)
+            if len(targets) == 1:
+                linked.setdefault(targets[0].address, []).append(p)
+                continue
+            if len(targets) > 1:  # a reference to a counted group without a matching key
+                for t in targets:
+                    possible.setdefault(t.address, []).append(p)
+                continue
+            name = p.after.get("autoscaling_group_name")
+            if isinstance(name, str) and name:
+                group = by_name.get(name)
+                if group is not None:
+                    linked.setdefault(group.address, []).append(p)
+                else:
+                    known_unmatched.append(p)
+            elif name is UNKNOWN:
+                unknown_name.append(p)
+        addresses = set(linked) | set(possible)
+        self._policy_links = {
+            a: GroupPolicies(tuple(linked.get(a, ())), tuple(possible.get(a, ())))
+            for a in addresses
+        }
+        self._unlinked_unknown = tuple(unknown_name)
+        self._unlinked_any = tuple(unknown_name + known_unmatched)

@@ -1,0 +1,163 @@
+"""The instance types a resource launches, as written on the resource itself (links to launch
+templates are followed by :class:`policies.facts.index.PlanIndex`), and its metadata options.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from policies.facts.values import (
+    Maybe,
+    Side,
+    block,
+    blocks,
+    inputs_of,
+    is_map,
+    number,
+    text,
+)
+from policies.model import UNKNOWN, ResourceChange, ResourceKind
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceTypes:
+    """The instance types a resource launches, and why part of them is unknown (if it is)."""
+
+    known: tuple[str, ...] = ()
+    unknown: str | None = None  # reason, e.g. "instance type unknown until apply"
+    via: str = ""  # where they came from: "", "overrides", a launch template's address
+
+    @property
+    def complete(self) -> bool:
+        return self.unknown is None
+
+    def merge(self, other: InstanceTypes) -> InstanceTypes:
+        known = self.known + tuple(t for t in other.known if t not in self.known)
+        reasons = [r for r in (self.unknown, other.unknown) if r]
+        why = "; ".join(dict.fromkeys(reasons)) or None
+        return InstanceTypes(known, why, self.via or other.via)
+
+
+_TYPE_UNKNOWN = "instance type unknown until apply"
+
+
+def own_instance_types(change: ResourceChange, side: Side = "new") -> InstanceTypes:
+    """Instance types written on the resource itself (no links followed).
+
+    Instance, launch template, launch configuration: ``instance_type``. Autoscaling group: the
+    mixed instances policy's override list. EKS node group: ``instance_types``.
+    """
+    inputs = inputs_of(change, side)
+    kind = change.kind
+    if kind in (ResourceKind.INSTANCE, ResourceKind.LAUNCH_TEMPLATE,
+                ResourceKind.LAUNCH_CONFIGURATION):
+        raw = inputs.get("instance_type")
+        value = text(raw)
+        if value is UNKNOWN:
+            return InstanceTypes(unknown=_TYPE_UNKNOWN)
+        if value is None and raw not in (None, ""):
+            return InstanceTypes(unknown=_odd("instance_type", raw))
+        return InstanceTypes((value,)) if value else InstanceTypes()
+    if kind is ResourceKind.AUTOSCALING_GROUP:
+        return override_types(inputs)
+    if kind is ResourceKind.EKS_NODE_GROUP:
+        return _type_list(inputs.get("instance_types"), "instance_types")
+    return InstanceTypes()
+
+
+def _odd(key: str, value: Any) -> str:
+    """Reason for a value of the wrong type: it cannot be judged, so it is not a pass."""
+    shown = repr(value)
+    return f"{key} has an unexpected value {shown[:40]}{'…' if len(shown) > 40 else ''}"
+
+
+def _type_list(value: Any, what: str) -> InstanceTypes:
+    items = blocks(value)
+    if items is UNKNOWN:
+        return InstanceTypes(unknown=f"{what} unknown until apply")
+    if value is not None and not isinstance(value, list):
+        return InstanceTypes(unknown=_odd(what, value))
+    known = tuple(dict.fromkeys(t for t in items if isinstance(t, str) and t))
+    reasons = [_TYPE_UNKNOWN if t is UNKNOWN else _odd(what, t)
+               for t in items if not (isinstance(t, str) and t)]
+    return InstanceTypes(known, "; ".join(dict.fromkeys(reasons)) or None)
+
+
+def overrides(inputs: Mapping[str, Any]) -> list[Any] | Maybe:
+    """An ASG's instance overrides: TF ``...launch_template.override``, Pulumi ``overrides``."""
+    mip = block(inputs.get("mixed_instances_policy"))
+    if mip is UNKNOWN:
+        return UNKNOWN
+    if mip is None:
+        return []
+    lt = block(mip.get("launch_template"))
+    if lt is UNKNOWN:
+        return UNKNOWN
+    if lt is None:
+        return []
+    return blocks(lt["override"] if "override" in lt else lt.get("overrides"))
+
+
+def override_types(inputs: Mapping[str, Any]) -> InstanceTypes:
+    items = overrides(inputs)
+    if items is UNKNOWN:
+        return InstanceTypes(unknown="mixed instances policy unknown until apply", via="overrides")
+    known: list[str] = []
+    reasons: list[str] = []
+    for item in items:
+        if not is_map(item):
+            if item is UNKNOWN:
+                reasons.append("an override is unknown until apply")
+            continue
+        raw = item.get("instance_type")
+        value = text(raw)
+        if value is UNKNOWN:
+            reasons.append(_TYPE_UNKNOWN)
+        elif value is None and raw not in (None, ""):
+            reasons.append(_odd("instance_type", raw))
+        elif value:
+            if value not in known:
+                known.append(value)
+        elif item.get("instance_requirements"):
+            reasons.append("an override selects types by attributes (instance_requirements)")
+    return InstanceTypes(tuple(known), "; ".join(dict.fromkeys(reasons)) or None, "overrides")
+
+
+def override_weights(inputs: Mapping[str, Any]) -> dict[str, float]:
+    """Weighted capacity per override type (1 when not set or not known)."""
+    items = overrides(inputs)
+    out: dict[str, float] = {}
+    if items is UNKNOWN:
+        return out
+    for item in items:
+        if is_map(item) and isinstance(item.get("instance_type"), str):
+            weight = number(item.get("weighted_capacity"))
+            out[item["instance_type"]] = weight if isinstance(weight, float) and weight > 0 else 1.0
+    return out
+
+
+
+
+# --------------------------------------------------------------------------- IMDS
+
+
+def metadata_options(inputs: Mapping[str, Any]) -> Mapping[str, Any] | Maybe | None:
+    return block(inputs.get("metadata_options"))
+
+
+def http_tokens(inputs: Mapping[str, Any]) -> str | Maybe | None:
+    """``required`` / ``optional``; None when not set (IMDSv1 is then allowed)."""
+    options = metadata_options(inputs)
+    if options is UNKNOWN:
+        return UNKNOWN
+    return None if options is None else text(options.get("http_tokens"))
+
+
+def http_endpoint(inputs: Mapping[str, Any]) -> str | Maybe | None:
+    """``enabled`` / ``disabled``; None when not set (enabled)."""
+    options = metadata_options(inputs)
+    if options is UNKNOWN:
+        return UNKNOWN
+    return None if options is None else text(options.get("http_endpoint"))

@@ -1,0 +1,75 @@
+"""The EBS volumes a resource declares and whether each is encrypted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from policies.facts.values import Maybe, Side, block, blocks, flag, inputs_of, is_map, text
+from policies.model import UNKNOWN, ResourceChange, ResourceKind
+
+
+@dataclass(frozen=True, slots=True)
+class Volume:
+    label: str  # "root volume", "EBS volume /dev/sdf"
+    encrypted: bool | Maybe
+    declared: bool = True  # False: nothing set, the volume comes from the AMI as it is
+
+
+def volumes(change: ResourceChange, side: Side = "new") -> list[Volume]:
+    """The EBS volumes a resource declares, each with its encryption (or UNKNOWN).
+
+    An instance or launch configuration without ``root_block_device`` gets an undeclared root
+    volume (its encryption is the AMI snapshot's: not encrypted as far as the plan can tell); a
+    launch template without ``block_device_mappings`` likewise.
+    """
+    inputs = inputs_of(change, side)
+    if change.kind is ResourceKind.LAUNCH_TEMPLATE:
+        return _template_volumes(inputs)
+    out: list[Volume] = []
+    root = block(inputs.get("root_block_device"))
+    if root is UNKNOWN:
+        out.append(Volume("root volume", UNKNOWN))
+    elif root is None:
+        out.append(Volume("root volume", False, declared=False))
+    else:
+        out.append(Volume("root volume", flag(root.get("encrypted"))))
+    for key in ("ebs_block_device", "ebs_block_devices"):
+        items = blocks(inputs.get(key))
+        if items is UNKNOWN:
+            out.append(Volume("EBS volumes", UNKNOWN))
+            continue
+        for item in items:
+            if item is UNKNOWN:
+                out.append(Volume("an EBS volume", UNKNOWN))
+            elif is_map(item):
+                out.append(Volume(_device_label(item), flag(item.get("encrypted"))))
+    return out
+
+
+def _template_volumes(inputs: Mapping[str, Any]) -> list[Volume]:
+    items = blocks(inputs.get("block_device_mappings"))
+    if items is UNKNOWN:
+        return [Volume("block device mappings", UNKNOWN)]
+    if not items:
+        return [Volume("root volume", False, declared=False)]
+    out: list[Volume] = []
+    for item in items:
+        if item is UNKNOWN:
+            out.append(Volume("a block device mapping", UNKNOWN))
+            continue
+        if not is_map(item):
+            continue
+        ebs = block(item.get("ebs"))
+        if ebs is UNKNOWN:
+            out.append(Volume(_device_label(item), UNKNOWN))
+        elif ebs is not None:  # None: instance store (virtual_name) or no_device
+            out.append(Volume(_device_label(item), flag(ebs.get("encrypted"))))
+    return out
+
+
+def _device_label(item: Mapping[str, Any]) -> str:
+    name = text(item.get("device_name"))
+    return f"EBS volume {name}" if isinstance(name, str) else "an EBS volume"

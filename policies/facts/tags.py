@@ -1,0 +1,93 @@
+"""Tags on a resource, on the instances a launch template starts, and on an autoscaling group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from policies.facts.values import Maybe, blocks, flag, is_map
+from policies.model import UNKNOWN
+
+
+@dataclass(frozen=True, slots=True)
+class Tags:
+    """Tag keys set on a resource (with a non-empty or unknown value)."""
+
+    keys: frozenset[str]
+    incomplete: bool = False  # part of the tags is unknown: a missing key may still be set
+
+    def missing(self, required: Iterable[str]) -> list[str]:
+        return [k for k in required if k not in self.keys]
+
+
+def _tag_keys(value: Any) -> tuple[set[str], bool]:
+    if value is UNKNOWN:
+        return set(), True
+    if not is_map(value):
+        return set(), False
+    keys = {str(k) for k, v in value.items() if v is UNKNOWN or (v is not None and v != "")}
+    return keys, False
+
+
+def resource_tags(inputs: Mapping[str, Any]) -> Tags:
+    """``tags`` plus ``tags_all`` (Terraform's merge with the provider's default_tags)."""
+    keys, incomplete = _tag_keys(inputs.get("tags"))
+    more, unknown_all = _tag_keys(inputs.get("tags_all"))
+    return Tags(frozenset(keys | more), incomplete or unknown_all)
+
+
+def launch_tags(inputs: Mapping[str, Any]) -> Tags:
+    """Tags a launch template puts on the instances it launches (``tag_specifications``)."""
+    specs = blocks(inputs.get("tag_specifications"))
+    if specs is UNKNOWN:
+        return Tags(frozenset(), True)
+    keys: set[str] = set()
+    incomplete = False
+    for spec in specs:
+        if spec is UNKNOWN:
+            incomplete = True
+            continue
+        if not is_map(spec):
+            continue
+        rtype = spec.get("resource_type")
+        if rtype is UNKNOWN:
+            incomplete = True
+        elif rtype != "instance":
+            continue
+        found, unknown = _tag_keys(spec.get("tags"))
+        if rtype == "instance":
+            keys |= found
+        incomplete = incomplete or unknown
+    return Tags(frozenset(keys), incomplete)
+
+
+@dataclass(frozen=True, slots=True)
+class GroupTag:
+    key: str
+    value: Any
+    propagate_at_launch: bool | Maybe
+
+
+def group_tags(inputs: Mapping[str, Any]) -> list[GroupTag] | Maybe:
+    """An ASG's tags: Terraform ``tag`` blocks, Pulumi's (and old Terraform's) ``tags`` list."""
+    out: list[GroupTag] = []
+    for key in ("tag", "tags"):
+        value = inputs.get(key)
+        if key == "tags" and is_map(value):
+            continue  # not the ASG shape
+        items = blocks(value)
+        if items is UNKNOWN:
+            return UNKNOWN
+        for item in items:
+            if item is UNKNOWN:
+                return UNKNOWN
+            if not is_map(item):
+                continue
+            name = item.get("key")
+            if name is UNKNOWN:
+                return UNKNOWN
+            if isinstance(name, str) and name:
+                out.append(GroupTag(name, item.get("value"), flag(item.get("propagate_at_launch"))))
+    return out
