@@ -3,6 +3,10 @@
 Argument parsing only: each subcommand lives in ``gpupool.commands.<name>`` and is imported when
 it runs, so ``gpupool --help`` never pays for Pulumi, boto3 or rich. Bad input or usage exits 2
 with one line per problem on stderr and no traceback; see ``gpupool.errors``.
+
+Each command's arguments are declared by one ``_add_<command>`` function listed in
+``COMMANDS``: a new command adds its own function and one line there. Every subparser carries a
+description and an example (``epilog``), so ``gpupool <command> --help`` teaches by example.
 """
 
 from __future__ import annotations
@@ -10,11 +14,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from gpupool import __version__
 
 FORMATS_CHECK = ("text", "json", "sarif", "junit", "markdown")
+
 
 
 class _Parser(argparse.ArgumentParser):
@@ -23,29 +28,67 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="gpupool", description="GPU pools that scale out on utilisation, never up.")
-    p.add_argument("--version", action="version", version=f"gpupool {__version__}")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+def _command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    summary: str,
+    description: str,
+    examples: Sequence[str],
+) -> argparse.ArgumentParser:
+    """A subparser with a one-line summary (for ``gpupool --help``), a description and examples."""
+    epilog = "examples:\n" + "\n".join(f"  {e}" for e in examples)
+    return sub.add_parser(
+        name,
+        help=summary,
+        description=description,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
 
-    v = sub.add_parser("validate", help="validate a stack's configuration (every error at once)")
+
+def _add_validate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    v = _command(sub, "validate", "validate a stack's configuration (every error at once)",
+                 "Validate a stack file against the kit's models; every problem is printed as "
+                 "'file: key: expected …' and the exit code is 2 when there is any.",
+                 ["gpupool validate dev", "gpupool validate stacks/Pulumi.prod.yaml"])
     v.add_argument("stack", metavar="STACK", help="stack name (stacks/Pulumi.<name>.yaml) or file")
 
-    c = sub.add_parser("catalog", help="show the GPU instance catalog")
+
+def _add_catalog(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    c = _command(sub, "catalog", "show the GPU instance catalog",
+                 "GPU instance types with their GPUs, network baseline and on-demand prices, and "
+                 "the smallest size per GPU (the size pools scale out with).",
+                 ["gpupool catalog --gpu T4", "gpupool catalog --format json"])
     c.add_argument("--gpu", metavar="MODEL", help="only types carrying this GPU model (e.g. T4)")
     c.add_argument("--format", choices=("text", "json"), default="text")
     csub = c.add_subparsers(dest="catalog_command", parser_class=_Parser)
-    r = csub.add_parser("refresh", help="rebuild the catalog from EC2 DescribeInstanceTypes")
+    r = _command(csub, "refresh", "rebuild the catalog from EC2 DescribeInstanceTypes",
+                 "Regenerate the catalog data file from EC2 DescribeInstanceTypes (boto3, "
+                 "honours AWS_ENDPOINT_URL) joined with the recorded price list.",
+                 ["gpupool catalog refresh --output /tmp/catalog.json"])
     r.add_argument("--output", metavar="FILE", help="where to write (default: the bundled file)")
     r.add_argument("--region", default="us-east-1")
     r.add_argument("--prices", metavar="FILE", help="price list JSON (default: the bundled one)")
 
-    pl = sub.add_parser("plan", help="offline plan of a stack (Pulumi mock runtime)")
+
+def _add_plan(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    pl = _command(sub, "plan", "offline plan of a stack (Pulumi mock runtime)",
+                  "Run the stack's Pulumi program in-process under Pulumi's mock runtime, data "
+                  "sources answered from bundled fixtures; print the resources and the GPU "
+                  "capacity and cost envelopes.",
+                  ["gpupool plan dev", "gpupool plan prod --format json --output prod-plan.json"])
     pl.add_argument("stack", metavar="STACK")
     pl.add_argument("--format", choices=("text", "json"), default="text")
     pl.add_argument("--output", metavar="FILE")
 
-    ch = sub.add_parser("check", help="evaluate policies on plans or a stack")
+
+def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    ch = _command(sub, "check", "evaluate policies on plans or a stack",
+                  "Evaluate the policies on Terraform plans (terraform show -json), Pulumi "
+                  "previews (pulumi preview --json), gpupool offline plans, or a stack planned "
+                  "offline. Exit 0: nothing blocks; 1: a mandatory violation; 2: bad input.",
+                  ["gpupool check plan.json", "gpupool check --stack dev --base origin/main",
+                   "gpupool check preview.json --format sarif --output gpupool.sarif"])
     ch.add_argument("plans", metavar="PLAN_FILE", nargs="*")
     ch.add_argument("--stack", metavar="STACK")
     ch.add_argument("--base", metavar="GIT_REF", help="with --stack: diff against this git ref")
@@ -53,6 +96,23 @@ def build_parser() -> argparse.ArgumentParser:
     ch.add_argument("--output", metavar="FILE")
     ch.add_argument("--config", metavar="FILE", help="policy configuration (YAML)")
     ch.add_argument("--waivers", metavar="FILE", help="waivers (YAML)")
+
+
+# One adder per command, in the order ``gpupool --help`` lists them.
+COMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...] = (
+    _add_validate,
+    _add_catalog,
+    _add_plan,
+    _add_check,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="gpupool", description="GPU pools that scale out on utilisation, never up.")
+    p.add_argument("--version", action="version", version=f"gpupool {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for add in COMMANDS:
+        add(sub)
     return p
 
 
@@ -64,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gpupool.errors import InputError
 
     try:
-        module = importlib.import_module(f"gpupool.commands.{name}")
+        module = importlib.import_module(f"gpupool.commands.{name.replace('-', '_')}")
         return int(module.run(args))
     except InputError as e:
         for line in e.problems:
