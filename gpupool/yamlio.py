@@ -1,0 +1,161 @@
+"""Read a YAML file the kit can trust: one reader for stack, config, waiver, profile and team files.
+
+PyYAML's ``safe_load`` lets a second key silently win, expands aliases without bound (a few
+hundred bytes of anchors become gigabytes: the "billion laughs"), and recurses until Python's
+stack runs out on deep nesting. Each of those is input a user or an attacker can hand the kit,
+so this reader refuses them with one line that names the file and what was expected:
+
+- a key that appears twice in one mapping (the line of the second);
+- more than :data:`MAX_ALIASES` aliases in one document, or an alias that expands to more than
+  :data:`MAX_ALIAS_NODES` nodes;
+- nesting deeper than :data:`MAX_DEPTH`;
+- a file larger than :data:`MAX_BYTES`, text that is not UTF-8, or a lone surrogate.
+
+Anything quoted in an error message is cut to :data:`QUOTE_LIMIT` characters.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+from gpupool.errors import InputError
+
+MAX_BYTES: Final = 8 * 1024 * 1024
+MAX_DEPTH: Final = 64
+MAX_ALIASES: Final = 1000
+MAX_ALIAS_NODES: Final = 10_000
+QUOTE_LIMIT: Final = 60
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
+    """``repr(value)`` cut to ``limit`` characters, safe to print (no lone surrogates)."""
+    shown = repr(value)
+    if len(shown) > limit:
+        shown = shown[: limit - 1] + "…"
+    return shown.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """SafeLoader with duplicate keys refused and aliases and depth bounded."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.aliases = 0
+        self._depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:  # type: ignore[override]
+        if self.check_event(yaml.AliasEvent):  # type: ignore[no-untyped-call]
+            self.aliases += 1
+            if self.aliases > MAX_ALIASES:
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                raise yaml.composer.ComposerError(
+                    None, None, f"more than {MAX_ALIASES} aliases", mark)
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                raise yaml.composer.ComposerError(
+                    None, None, f"nesting deeper than {MAX_DEPTH} levels", mark)
+            return super().compose_node(parent, index)  # type: ignore[no-untyped-call]
+        finally:
+            self._depth -= 1
+
+
+def _expanded_size(node: yaml.Node, limit: int) -> int:
+    """Nodes ``node`` stands for once aliases are expanded, counting stops past ``limit``."""
+    seen: dict[int, int] = {}
+
+    def size(n: yaml.Node) -> int:
+        key = id(n)
+        if key in seen:
+            return seen[key]
+        seen[key] = 1  # a cycle counts once (recursive anchors)
+        total = 1
+        if isinstance(n, yaml.SequenceNode):
+            for child in n.value:
+                total += size(child)
+                if total > limit:
+                    break
+        elif isinstance(n, yaml.MappingNode):
+            for k, v in n.value:
+                total += size(k) + size(v)
+                if total > limit:
+                    break
+        seen[key] = total
+        return total
+
+    return size(node)
+
+
+def _construct_mapping(loader: _BoundedLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        if isinstance(key, str | int | float | bool) and key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {quote(key)} appears twice", key_node.start_mark)
+        if isinstance(key, str | int | float | bool):
+            seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_BoundedLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def where(e: yaml.YAMLError) -> str:
+    """``line 3, column 5: key 'a' appears twice``: the place and the problem of a YAML error."""
+    mark = getattr(e, "problem_mark", None)
+    problem = getattr(e, "problem", None) or "syntax error"
+    if mark is None:
+        return str(problem)
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
+
+
+def parse_yaml(text: str, shown: str) -> Any:
+    """The one document in ``text``; :class:`InputError` naming ``shown`` on any problem."""
+    if _SURROGATE.search(text):
+        raise InputError(f"{shown}: expected UTF-8 text, found a lone surrogate")
+    loader = _BoundedLoader(text)
+    try:
+        node = loader.get_single_node()  # type: ignore[no-untyped-call]
+        if node is None:
+            return None
+        if _expanded_size(node, MAX_ALIAS_NODES) > MAX_ALIAS_NODES and loader.aliases:
+            raise InputError(
+                f"{shown}: expected YAML whose aliases expand to at most {MAX_ALIAS_NODES:,} "
+                "values (refused: an alias bomb)")
+        return loader.construct_document(node)  # type: ignore[no-untyped-call]
+    except yaml.YAMLError as e:
+        raise InputError(f"{shown}: expected valid YAML ({where(e)})") from None
+    except RecursionError:
+        raise InputError(f"{shown}: expected YAML nested at most {MAX_DEPTH} levels") from None
+    finally:
+        loader.dispose()  # type: ignore[no-untyped-call]
+
+
+def read_yaml(path: str | Path, shown: str | None = None) -> Any:
+    """Read and parse ``path``; every failure is one :class:`InputError` line naming the file."""
+    shown = shown or str(path)
+    p = Path(path)
+    try:
+        if p.is_file() and p.stat().st_size > MAX_BYTES:
+            raise InputError(f"{shown}: expected a YAML file of at most {MAX_BYTES // 2**20} MiB")
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{shown}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{shown}: expected a file, got a directory") from None
+    except OSError as e:
+        raise InputError(f"{shown}: cannot read ({e.strerror or e})") from None
+    if len(raw) > MAX_BYTES:
+        raise InputError(f"{shown}: expected a YAML file of at most {MAX_BYTES // 2**20} MiB")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{shown}: expected UTF-8 text (byte {e.start} is not)") from None
+    return parse_yaml(text, shown)
