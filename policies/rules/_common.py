@@ -65,3 +65,20 @@ def gpu_families(catalog: Catalog) -> frozenset[str]:
 
 def family(instance_type: str) -> str:
     return instance_type.split(".", 1)[0]
+
+
+def _camel_path(path: str) -> str:
+    return ".".join(
+        part.split("_")[0] + "".join(w[:1].upper() + w[1:] for w in part.split("_")[1:])
+        for part in path.split(".")
+    )
+
+
+def prop(resource_type: str, path: str) -> str:
+    """A property path as the user wrote it: ``metadataOptions.httpTokens`` on a Pulumi resource
+    (type tokens contain ``:``), ``metadata_options.http_tokens`` on a Terraform one.
+
+    Rules see snake_case inputs whatever the source; messages name the property in the user's
+    own spelling so it can be searched for in their code.
+    """
+    return _camel_path(path) if ":" in resource_type else path

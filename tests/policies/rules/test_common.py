@@ -1,0 +1,22 @@
+"""Shared wording helpers of the rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from policies.rules._common import prop
+
+
+@pytest.mark.parametrize(
+    ("rtype", "path", "expected"),
+    [
+        ("aws:ec2/launchTemplate:LaunchTemplate", "metadata_options.http_tokens",
+         "metadataOptions.httpTokens"),
+        ("aws_launch_template", "metadata_options.http_tokens", "metadata_options.http_tokens"),
+        ("aws:autoscaling/group:Group", "min_size", "minSize"),
+        ("aws:autoscaling/group:Group", "max_size", "maxSize"),
+        ("kubernetes:apps/v1:Deployment", "spec", "spec"),
+    ],
+)
+def test_property_names_follow_the_source(rtype: str, path: str, expected: str) -> None:
+    assert prop(rtype, path) == expected
