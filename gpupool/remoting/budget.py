@@ -1,0 +1,100 @@
+"""The first-order remoting budget: how much slower an application runs with a remote GPU.
+
+Wang et al. (arXiv 2401.13354) model the cost of API remoting per call; summed over a run and
+with asynchronous calls fully hidden behind the GPU's work, it reduces to
+
+    overhead = (sync_calls x RTT + 8 x (bytes_to_gpu + bytes_from_gpu) / BW) / local_time_s
+
+a fraction of the local run time (0.05 = 5 % slower). Every synchronous call waits one round
+trip; every byte crosses the network once. Asynchronous calls (outstanding requests) and calls
+answered on the client (shadow resources) cost nothing here: that is the point of those
+optimisations, and the per-call replay (:mod:`gpupool.remoting.replay`) checks how far it holds.
+
+Units are the paper's and the data centre's: RTT in microseconds, bandwidth in Gbit/s (10⁹
+bit/s), bytes in bytes. Solving the inequality ``overhead ≤ ε`` for one variable gives the
+largest RTT (at a bandwidth) or the least bandwidth (at an RTT). ``None`` means infeasible: the
+other term alone already exceeds ε, so no value of the unknown can help; never a negative RTT.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+US = 1e-6  # seconds per microsecond
+GBPS = 1e9  # bits per second per Gbit/s
+
+
+class Demand(Protocol):
+    """What the budget needs of a profile (a :class:`~gpupool.remoting.profile.Profile`)."""
+
+    @property
+    def local_time_s(self) -> float: ...
+    @property
+    def sync_calls(self) -> int: ...
+    @property
+    def bytes_to_gpu(self) -> float: ...
+    @property
+    def bytes_from_gpu(self) -> float: ...
+
+
+def _check(name: str, value: float, positive: bool = True) -> None:
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        kind = "a positive" if positive else "a non-negative"
+        raise ValueError(f"{name}: expected {kind} finite number, got {value!r}")
+
+
+def latency_seconds(profile: Demand, rtt_us: float) -> float:
+    """Time the synchronous calls spend waiting for round trips."""
+    return profile.sync_calls * rtt_us * US
+
+
+def transfer_seconds(profile: Demand, bandwidth_gbps: float) -> float:
+    """Time the bytes (both directions, one after the other) spend on the wire."""
+    return 8.0 * (profile.bytes_to_gpu + profile.bytes_from_gpu) / (bandwidth_gbps * GBPS)
+
+
+def predicted_overhead(profile: Demand, rtt_us: float, bandwidth_gbps: float) -> float:
+    """Slowdown as a fraction of the local run time (0.05 = 5 %) at an RTT and a bandwidth."""
+    _check("rtt_us", rtt_us, positive=False)
+    _check("bandwidth_gbps", bandwidth_gbps)
+    network = latency_seconds(profile, rtt_us) + transfer_seconds(profile, bandwidth_gbps)
+    return network / profile.local_time_s
+
+
+def rtt_max_us(profile: Demand, bandwidth_gbps: float, max_overhead: float) -> float | None:
+    """The largest RTT (µs) that keeps the overhead ≤ ``max_overhead`` at ``bandwidth_gbps``.
+
+    ``math.inf`` when the profile has no synchronous calls and the bytes fit (any RTT will do);
+    ``None`` when the bytes alone exceed the budget, or exactly fill it while synchronous calls
+    remain (then only a zero RTT would do, which no network has).
+    """
+    _check("bandwidth_gbps", bandwidth_gbps)
+    _check("max_overhead", max_overhead)
+    slack = max_overhead * profile.local_time_s - transfer_seconds(profile, bandwidth_gbps)
+    if slack < 0:
+        return None
+    if profile.sync_calls == 0:
+        return math.inf
+    if slack == 0:
+        return None
+    return slack / (profile.sync_calls * US)
+
+
+def bandwidth_min_gbps(profile: Demand, rtt_us: float, max_overhead: float) -> float | None:
+    """The least bandwidth (Gbit/s) that keeps the overhead ≤ ``max_overhead`` at ``rtt_us``.
+
+    ``0.0`` when the profile moves no bytes and its round trips fit; ``None`` when the round
+    trips alone exceed the budget (or exactly fill it while bytes remain to move).
+    """
+    _check("rtt_us", rtt_us, positive=False)
+    _check("max_overhead", max_overhead)
+    slack = max_overhead * profile.local_time_s - latency_seconds(profile, rtt_us)
+    bits = 8.0 * (profile.bytes_to_gpu + profile.bytes_from_gpu)
+    if slack < 0:
+        return None
+    if bits == 0:
+        return 0.0
+    if slack == 0:
+        return None
+    return bits / slack / GBPS
