@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import lru_cache
+from typing import Final
 
 from gpupool.catalog import Catalog, InstanceType
 from gpupool.catalog.model import HOURS_PER_MONTH
@@ -67,11 +68,25 @@ def family(instance_type: str) -> str:
     return instance_type.split(".", 1)[0]
 
 
-def _camel_path(path: str) -> str:
-    return ".".join(
-        part.split("_")[0] + "".join(w[:1].upper() + w[1:] for w in part.split("_")[1:])
-        for part in path.split(".")
-    )
+# Terraform blocks that Pulumi's AWS provider names in the plural (a list of objects): the
+# camel-cased Terraform name would be a property Pulumi does not have.
+_PULUMI_RENAMED: Final = {
+    "ebs_block_device": "ebsBlockDevices",
+    "ephemeral_block_device": "ephemeralBlockDevices",
+    "network_interface": "networkInterfaces",
+    "override": "overrides",
+    "tag": "tags",
+    "metric_dimension": "metricDimensions",
+    "step_adjustment": "stepAdjustments",
+}
+
+
+def _camel(part: str) -> str:
+    renamed = _PULUMI_RENAMED.get(part)
+    if renamed is not None:
+        return renamed
+    words = part.split("_")
+    return words[0] + "".join(w[:1].upper() + w[1:] for w in words[1:])
 
 
 def prop(resource_type: str, path: str) -> str:
@@ -79,6 +94,10 @@ def prop(resource_type: str, path: str) -> str:
     (type tokens contain ``:``), ``metadata_options.http_tokens`` on a Terraform one.
 
     Rules see snake_case inputs whatever the source; messages name the property in the user's
-    own spelling so it can be searched for in their code.
+    own spelling so it can be searched for in their code. ``path`` is always written in
+    Terraform's snake_case (dots between nested keys); blocks Pulumi pluralises
+    (``ebs_block_device`` → ``ebsBlockDevices``) are renamed.
     """
-    return _camel_path(path) if ":" in resource_type else path
+    if ":" not in resource_type:
+        return path
+    return ".".join(_camel(part) for part in path.split("."))

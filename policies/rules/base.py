@@ -4,6 +4,11 @@ One rule module per policy ID. Each module defines a :class:`Rule` subclass with
 :class:`RuleMeta`, its parameter model (pydantic, with defaults) and its allowed and denied
 :class:`Example` s. The engine, the CrossGuard pack, the tests and the docs all read the same
 objects, so nothing about a rule is written twice.
+
+Messages name a property with ``policies.rules._common.prop(change.type, "snake_path")`` so a
+Pulumi user reads ``metadataOptions.httpTokens`` and a Terraform user
+``metadata_options.http_tokens`` (tests/policies/rules/test_property_names.py holds every rule's
+examples to it).
 """
 
 from __future__ import annotations

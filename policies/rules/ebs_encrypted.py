@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from policies.facts import Volume, volumes
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
-from policies.rules._common import cannot_verify
+from policies.rules._common import cannot_verify, prop
 from policies.rules.base import Enforcement, Example, Finding, Rule, RuleContext, RuleMeta
 
 
@@ -52,7 +52,8 @@ class EbsEncrypted(Rule):
             allowed=False,
             resources=[{"type": "aws:ec2/instance:Instance", "name": "gpu",
                         "new": {"instanceType": "g4dn.xlarge"}}],
-            message_contains=["root volume encryption is not set"],
+            message_contains=["root volume encryption is not set",
+                              "set rootBlockDevice.encrypted = true"],
         ),
         Example(
             title="Launch configuration with encrypted root and data volumes",
@@ -86,7 +87,7 @@ class EbsEncrypted(Rule):
                     template = link.targets[0]
                     found = [*found[1:], *volumes(template)]
                     where = f" (launch template {template.name})"
-        bad = [_problem(v) for v in found if v.encrypted is False]
+        bad = [_problem(v, change) for v in found if v.encrypted is False]
         unknown = [v.label for v in found if v.encrypted is UNKNOWN]
         if bad:
             yield Finding(change.address, "; ".join(bad) + where,
@@ -96,11 +97,15 @@ class EbsEncrypted(Rule):
                 f"encryption of {', '.join(unknown)} unknown until apply{where}"), unknown=True)
 
 
-def _problem(volume: Volume) -> str:
+def _problem(volume: Volume, change: ResourceChange) -> str:
     if not volume.declared:
+        if change.kind is ResourceKind.LAUNCH_TEMPLATE:
+            fix = (f"declare the root device in {prop(change.type, 'block_device_mappings')} "
+                   f"with {prop(change.type, 'ebs.encrypted')} = true")
+        else:
+            fix = f"set {prop(change.type, 'root_block_device.encrypted')} = true"
         return (f"{volume.label} encryption is not set: it comes from the AMI snapshot, "
-                "unencrypted unless the account encrypts by default; set encrypted = true")
+                f"unencrypted unless the account encrypts by default; {fix}")
     return f"{volume.label} is not encrypted; set encrypted = true"
-
 
 RULE = EbsEncrypted()

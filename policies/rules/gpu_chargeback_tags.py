@@ -13,7 +13,7 @@ from policies.facts import (
     resource_tags,
 )
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
-from policies.rules._common import cannot_verify
+from policies.rules._common import cannot_verify, prop
 from policies.rules.base import (
     Enforcement,
     Example,
@@ -87,7 +87,8 @@ class GpuChargebackTags(Rule):
                                      "propagate_at_launch": False},
                                     {"key": "environment", "value": "dev",
                                      "propagate_at_launch": True}]}}],
-            message_contains=["not propagated at launch: cost-center"],
+            message_contains=["not propagated at launch: cost-center",
+                              "set propagate_at_launch = true"],
         ),
         Example(
             title="Tags from the provider's default_tags (Terraform tags_all)",
@@ -138,7 +139,8 @@ class GpuChargebackTags(Rule):
             f"missing chargeback tags: {', '.join(missing)} (required: {', '.join(required)})"
             if missing else "",
             f"tags not propagated at launch: {', '.join(unpropagated)}, so the group's "
-            "instances will not carry them" if unpropagated else "",
+            f"instances will not carry them (set {prop(change.type, 'propagate_at_launch')} "
+            "= true)" if unpropagated else "",
         )))
         if incomplete or not is_gpu:
             why = [r for r in (incomplete, None if is_gpu else

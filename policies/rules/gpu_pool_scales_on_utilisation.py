@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 from pydantic import Field, model_validator
 
 from policies.facts import PlanIndex, number, scaling_policy, text
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
-from policies.rules._common import cannot_verify
+from policies.rules._common import cannot_verify, prop
 from policies.rules.base import (
     Enforcement,
     Example,
@@ -225,7 +226,7 @@ class GpuPoolScalesOnUtilisation(Rule):
                                  "metricDimensions": [
                                      {"name": "AutoScalingGroupName", "value": "gpu-pool"}]}}}},
             ],
-            message_contains=["cannot scale out from zero"],
+            message_contains=["minSize is 0", "keep minSize ≥ 1", "cannot scale out from zero"],
         ),
         Example(
             title="Groups without GPUs are out of scope",
@@ -276,8 +277,9 @@ class GpuPoolScalesOnUtilisation(Rule):
                               unknown=True)
         elif possible:
             names = ", ".join(p.name for p in possible[:3]) + (" …" if len(possible) > 3 else "")
+            key = prop(possible[0].type, "autoscaling_group_name")
             problem = Finding(group.address, cannot_verify(
-                f"the autoscaling_group_name of scaling policy {names} is unknown until apply "
+                f"the {key} of scaling policy {names} is unknown until apply "
                 "and no reference links it to this group"), unknown=True)
         elif linked:
             problem = Finding(group.address, (
@@ -299,9 +301,10 @@ def _scale_from_zero(group: ResourceChange) -> Finding | None:
     """Target tracking cannot start a group at zero: no instance, no metric, no scale-out."""
     if number(group.after.get("min_size")) != 0:
         return None
+    key = prop(group.type, "min_size")
     return Finding(group.address, (
-        "min_size is 0: target tracking on GPU utilisation cannot scale out from zero, because "
-        "no running instance publishes the metric; keep min_size ≥ 1, or add a scale-from-zero "
+        f"{key} is 0: target tracking on GPU utilisation cannot scale out from zero, because "
+        f"no running instance publishes the metric; keep {key} ≥ 1, or add a scale-from-zero "
         "trigger (e.g. step scaling on queue depth)"), advisory_only=True)
 
 
@@ -318,6 +321,7 @@ def _judge(policy: ResourceChange, group: ResourceChange | None, plan: PlanIndex
     """
     sp = scaling_policy(policy.after)
     who = f"scaling policy {policy.name}"
+    key = partial(prop, policy.type)
 
     def unknown(what: str) -> Judgement:
         return Judgement("unknown", f"{who}: {what} unknown until apply")
@@ -327,7 +331,7 @@ def _judge(policy: ResourceChange, group: ResourceChange | None, plan: PlanIndex
     if sp.enabled is False:
         return Judgement("bad", f"{who} is disabled")
     if sp.policy_type is UNKNOWN:
-        return unknown("policy_type")
+        return unknown(key("policy_type"))
     if sp.policy_type != "TargetTrackingScaling":
         return Judgement("bad", f"{who} is a {sp.policy_type} policy, not target tracking")
     if sp.metric_math:
@@ -353,10 +357,10 @@ def _judge(policy: ResourceChange, group: ResourceChange | None, plan: PlanIndex
         return Judgement("bad", f"{who}: target {sp.target:g} % is outside "
                                 f"{params.min_target:g}–{params.max_target:g} %")
     if sp.disable_scale_in is UNKNOWN:
-        return unknown("disable_scale_in is")
+        return unknown(f"{key('disable_scale_in')} is")
     if sp.disable_scale_in:
-        return Judgement("bad", f"{who} sets disable_scale_in: the pool never scales back in "
-                                "and idle GPUs keep costing")
+        return Judgement("bad", f"{who} sets {key('disable_scale_in')}: the pool never scales "
+                                "back in and idle GPUs keep costing")
     if params.require_group_dimension and group is not None:
         return _judge_dimension(policy, group, plan, sp.dimensions, who)
     return Judgement("ok")

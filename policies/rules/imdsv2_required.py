@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from policies.facts import http_endpoint, http_tokens, metadata_options
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
-from policies.rules._common import cannot_verify
+from policies.rules._common import cannot_verify, prop
 from policies.rules.base import Enforcement, Example, Finding, Rule, RuleContext, RuleMeta
 
 
@@ -41,14 +41,15 @@ class Imdsv2Required(Rule):
             allowed=False,
             resources=[{"type": "aws_instance", "name": "gpu", "address": "aws_instance.gpu",
                         "new": {"metadata_options": [{"http_tokens": "optional"}]}}],
-            message_contains=['http_tokens = "optional"', "IMDSv1"],
+            message_contains=['metadata_options.http_tokens = "optional"', "IMDSv1"],
         ),
         Example(
             title="Instance without metadata options",
             allowed=False,
             resources=[{"type": "aws:ec2/instance:Instance", "name": "gpu",
                         "new": {"instanceType": "g4dn.xlarge"}}],
-            message_contains=["metadata_options is not set", "IMDSv1"],
+            message_contains=["metadataOptions is not set",
+                              'metadataOptions.httpTokens = "required"', "IMDSv1"],
         ),
         Example(
             title="Instance taking its metadata options from a launch template in the plan",
@@ -66,7 +67,7 @@ class Imdsv2Required(Rule):
             unknown=True,
             resources=[{"type": "aws_instance", "name": "gpu", "address": "aws_instance.gpu",
                         "new": {"metadata_options": "(known after apply)"}}],
-            message_contains=["cannot verify", "unknown until apply"],
+            message_contains=["cannot verify", "metadata_options unknown until apply"],
         ),
     )
 
@@ -85,17 +86,19 @@ class Imdsv2Required(Rule):
         tokens, endpoint = http_tokens(inputs), http_endpoint(inputs)
         if endpoint == "disabled" or tokens == "required":
             return
+        options, tokens_key = (prop(change.type, p) for p in ("metadata_options",
+                                                              "metadata_options.http_tokens"))
         if tokens is UNKNOWN or endpoint is UNKNOWN:
             yield Finding(change.address, cannot_verify(
-                f"metadata_options unknown until apply{where}"), unknown=True)
+                f"{options} unknown until apply{where}"), unknown=True)
         elif tokens is None and metadata_options(inputs) is None:
             yield Finding(change.address, (
-                f"IMDSv1 is allowed{where}: metadata_options is not set, so http_tokens defaults "
-                'to "optional"; set metadata_options.http_tokens = "required"'))
+                f"IMDSv1 is allowed{where}: {options} is not set, so "
+                f'{prop(change.type, "http_tokens")} defaults to "optional"; set '
+                f'{tokens_key} = "required"'))
         else:
             shown = "not set" if tokens is None else f'"{tokens}"'
             yield Finding(change.address, (
-                f'IMDSv1 is allowed{where}: http_tokens = {shown}; set it to "required"'))
-
+                f'IMDSv1 is allowed{where}: {tokens_key} = {shown}; set it to "required"'))
 
 RULE = Imdsv2Required()

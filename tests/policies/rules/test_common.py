@@ -16,6 +16,12 @@ from policies.rules._common import prop
         ("aws:autoscaling/group:Group", "min_size", "minSize"),
         ("aws:autoscaling/group:Group", "max_size", "maxSize"),
         ("kubernetes:apps/v1:Deployment", "spec", "spec"),
+        ("aws:ec2/instance:Instance", "ebs_block_device.encrypted", "ebsBlockDevices.encrypted"),
+        ("aws_instance", "ebs_block_device.encrypted", "ebs_block_device.encrypted"),
+        ("aws:autoscaling/group:Group", "tag.propagate_at_launch", "tags.propagateAtLaunch"),
+        ("aws:autoscaling/policy:Policy",
+         "target_tracking_configuration.customized_metric_specification.metric_dimension",
+         "targetTrackingConfiguration.customizedMetricSpecification.metricDimensions"),
     ],
 )
 def test_property_names_follow_the_source(rtype: str, path: str, expected: str) -> None:

@@ -46,7 +46,7 @@ def test_group_tags_reach_instances_by_propagation_or_by_its_template() -> None:
     findings = run("gpu-chargeback-tags", lt(tags=TAGS), asg(tags=kept))
     assert [f.message for f in findings] == [
         "tags not propagated at launch: team, cost-center, environment, so the group's "
-        "instances will not carry them"]
+        "instances will not carry them (set propagateAtLaunch = true)"]
 
 
 def test_empty_values_and_custom_required_tags() -> None:
@@ -84,7 +84,7 @@ def test_imds_endpoint_disabled_and_launch_configuration() -> None:
     lc = {"type": "aws:ec2/launchConfiguration:LaunchConfiguration", "name": "lc",
           "new": {"metadataOptions": {"httpEndpoint": "enabled"}}}
     [f] = run("imdsv2-required", lc)
-    assert "http_tokens = not set" in f.message
+    assert "metadataOptions.httpTokens = not set" in f.message
 
 
 def test_imds_terraform_empty_block_list_is_not_set() -> None:
