@@ -98,12 +98,50 @@ def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     ch.add_argument("--waivers", metavar="FILE", help="waivers (YAML)")
 
 
+def _sizing_flags(p: argparse.ArgumentParser) -> None:
+    """The model and workload flags ``estimate`` and ``new-stack`` share."""
+    model = p.add_mutually_exclusive_group()
+    model.add_argument("--model-config", metavar="FILE",
+                       help="a Hugging Face config.json (dense decoder or encoder)")
+    model.add_argument("--params", metavar="N", help="parameter count, such as 7B or 125M")
+    p.add_argument("--dtype", choices=("fp32", "bf16", "fp16", "int8", "int4"), default="fp16")
+    p.add_argument("--mode", choices=("inference", "training"), default="inference")
+    p.add_argument("--batch", type=int, default=1, metavar="B")
+    p.add_argument("--seq-len", type=int, metavar="L",
+                   help="tokens per sequence (default: the model's context, at most 8192)")
+    p.add_argument("--optimizer", choices=("adam", "adamw", "sgd"), default="adamw")
+    p.add_argument("--gradient-checkpointing", action="store_true",
+                   help="training: keep only each layer's input, recompute the rest")
+    p.add_argument("--eager-attention", action="store_true",
+                   help="attention scores are materialised (no FlashAttention / SDPA)")
+    p.add_argument("--headroom", type=float, default=0.10, metavar="F",
+                   help="fraction kept free for allocator fragmentation (default 0.10)")
+    p.add_argument("--overhead-gib", type=float, default=0.5, metavar="G",
+                   help="CUDA context and framework workspace per GPU (default 0.5)")
+    p.add_argument("--arch", choices=("x86_64", "arm64", "any"), default="x86_64")
+
+
+def _add_estimate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    e = _command(sub, "estimate", "GPU memory a model needs, and the cheapest GPU that holds it",
+                 "Estimate the GPU memory of inference or training, component by component "
+                 "(weights, gradients, optimizer states, activations, KV cache, CUDA context, "
+                 "headroom), and recommend the cheapest catalog GPU per hour that holds it, or "
+                 "the fewest GPUs of one size. Formulas and sources: docs/sizing.md.",
+                 ["gpupool estimate --model-config config.json --dtype fp16 --seq-len 4096",
+                  "gpupool estimate --params 7B --mode training --dtype bf16 "
+                  "--gradient-checkpointing --batch 4",
+                  "gpupool estimate --params 125M --arch any --format json"])
+    _sizing_flags(e)
+    e.add_argument("--format", choices=("text", "json"), default="text")
+
+
 # One adder per command, in the order ``gpupool --help`` lists them.
 COMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...] = (
     _add_validate,
     _add_catalog,
     _add_plan,
     _add_check,
+    _add_estimate,
 )
 
 
