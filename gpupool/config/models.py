@@ -21,6 +21,9 @@ Arch = Literal["x86_64", "arm64"]
 Environment = Literal["dev", "staging", "prod", "sandbox", "test"]
 _NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")
 _TAG_VALUE = re.compile(r"^[A-Za-z0-9_ .:/=+\-@]+$")
+# Tags land on EC2, Auto Scaling and IAM resources: IAM's rules are the strictest (letters,
+# separators, numbers and _ . : / = + - @; keys 1-128, EC2 keys at most 127; values at most 256).
+_TAG_TEXT = r"^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$"
 _VPC_ID = r"^vpc-[0-9a-f]{8,17}$"
 _SUBNET_ID = r"^subnet-[0-9a-f]{8,17}$"
 _REGION = r"^[a-z]{2}(-gov)?-[a-z]+-\d$"
@@ -33,6 +36,8 @@ PATTERN_HINTS: dict[str, str] = {
     _VPC_ID: "a VPC id such as vpc-0a1b2c3d4e5f67890",
     _SUBNET_ID: "a subnet id such as subnet-0a1b2c3d4e5f67890",
     _REGION: "an AWS region such as us-east-1",
+    _TAG_TEXT: "letters, digits, spaces and _ . : / = + - @ only (the characters AWS allows in "
+    "tags of every service the pools use)",
 }
 
 
@@ -143,8 +148,12 @@ class GpuPoolConfig(_Model):
     target_gpu_utilisation: Annotated[float, Field(ge=40, le=90)] = 70.0
     root_volume_gib: Annotated[int, Field(ge=30, le=16384)] = 100
     warmup_seconds: Annotated[int, Field(ge=0, le=3600)] = 300
-    team: Annotated[str | None, Field(min_length=1, max_length=64)] = None
-    cost_center: Annotated[str | None, Field(min_length=1, max_length=64)] = None
+    team: Annotated[
+        str | None, Field(min_length=1, max_length=64, pattern=_TAG_VALUE.pattern)
+    ] = None
+    cost_center: Annotated[
+        str | None, Field(min_length=1, max_length=64, pattern=_TAG_VALUE.pattern)
+    ] = None
 
     @model_validator(mode="after")
     def _sizes(self) -> GpuPoolConfig:
@@ -162,9 +171,21 @@ class StackConfig(_Model):
     region: Annotated[str, Field(pattern=_REGION)] = "us-east-1"
     team: Annotated[str, Field(min_length=1, max_length=64, pattern=_TAG_VALUE.pattern)]
     cost_center: Annotated[str, Field(min_length=1, max_length=64, pattern=_TAG_VALUE.pattern)]
-    tags: dict[str, Annotated[str, Field(max_length=256)]] = {}
+    tags: dict[
+        Annotated[str, Field(min_length=1, max_length=127, pattern=_TAG_TEXT)],
+        Annotated[str, Field(max_length=256, pattern=_TAG_TEXT)],
+    ] = {}
     network: NetworkConfig
     pools: Annotated[list[GpuPoolConfig], Field(min_length=1, max_length=200)]
+
+    @field_validator("tags")
+    @classmethod
+    def _no_aws_prefix(cls, tags: dict[str, str]) -> dict[str, str]:
+        for key in tags:
+            if key.lower().startswith("aws:"):
+                raise ValueError(f"expected tag keys that do not begin with aws: (reserved "
+                                 f"for AWS), got {key!r}")
+        return tags
 
     @model_validator(mode="after")
     def _unique_pool_names(self) -> StackConfig:

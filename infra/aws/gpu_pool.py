@@ -20,7 +20,7 @@ import pulumi_aws as aws
 
 from gpupool.catalog import InstanceType, load_catalog
 from gpupool.config.models import GpuPoolConfig
-from infra.aws import user_data
+from infra.aws import limits, user_data
 from infra.aws.network import PoolNetwork
 
 # AWS Deep Learning Base OSS NVIDIA Driver GPU AMI (Ubuntu 22.04), per architecture.
@@ -60,6 +60,21 @@ class NotSmallestSize(ValueError):
     """A pool was handed an instance type larger than the smallest one for its GPU."""
 
 
+class NameRefused(pulumi.RunError):
+    """A name the pool would give a resource breaks AWS's documented length or characters."""
+
+
+# Children whose AWS name Pulumi derives from the logical name ("<pool>-<suffix>-<7 hex>").
+NAMED_CHILDREN: Final = {
+    "aws:ec2/launchTemplate:LaunchTemplate": "lt",
+    "aws:iam/role:Role": "role",
+    "aws:iam/instanceProfile:InstanceProfile": "profile",
+    "aws:ec2/securityGroup:SecurityGroup": "sg",
+    "aws:autoscaling/group:Group": "asg",
+    "aws:autoscaling/policy:Policy": "gpu-utilisation",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class GpuPoolArgs:
     pool: GpuPoolConfig
@@ -89,6 +104,7 @@ class GpuPool(pulumi.ComponentResource):
         self, name: str, args: GpuPoolArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         _require_smallest(args.instance_type)  # before anything is registered
+        _require_valid_names(name)
         super().__init__("gpupool:aws:GpuPool", name, None, opts)
         pool, itype = args.pool, args.instance_type
         self.instance_type = itype.instance_type
@@ -242,7 +258,7 @@ class GpuPool(pulumi.ComponentResource):
                   ingress=True, referenced_security_group_id=sg.id)
         else:
             assert net.vpc_cidr is not None
-            https("to-vpc", sg.id, "HTTPS to the VPC's own endpoints",
+            https("to-vpc", sg.id, "HTTPS to the interface endpoints in the VPC CIDR",
                   cidr_ipv4=net.vpc_cidr)
         https("to-s3", sg.id, "HTTPS to S3 through the gateway endpoint",
               prefix_list_id=net.s3_prefix_list_id)
@@ -340,6 +356,18 @@ class GpuPool(pulumi.ComponentResource):
             ),
             opts=child,
         )
+
+
+def _require_valid_names(name: str) -> None:
+    """Fail before declaring anything when AWS would refuse a derived name (an IAM role name is
+    at most 64 characters: a long stack name plus a long pool name gets there)."""
+    for type_, suffix in NAMED_CHILDREN.items():
+        problems = list(limits.resource_problems(type_, f"{name}-{suffix}", {}))
+        if problems:
+            raise NameRefused(
+                f"pool {name!r}: {problems[0]} (Pulumi adds 8 characters to the logical name); "
+                "shorten the stack name or the pool name"
+            )
 
 
 def _require_smallest(itype: InstanceType) -> None:

@@ -1,0 +1,162 @@
+"""AWS's documented character sets and lengths for the names, descriptions and tags we emit.
+
+The program runs under the mock runtime in tests, where AWS's own validation never happens: a
+description with an apostrophe, or a role name one character too long, passes every offline check
+and fails at ``pulumi up``. Each constraint below quotes the API reference that states it; the
+same table serves the program (names checked before any resource is declared) and the tests
+(every value of every offline plan checked against it).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+# Pulumi autonaming appends "-" and 7 random hex characters to the logical name (and refuses a
+# name that would then exceed the provider's maximum: it does not truncate).
+AUTONAME_SUFFIX: Final = 8
+
+_EC2_TEXT: Final = r"[a-zA-Z0-9 ._\-:/()#,@\[\]+=&;{}!$*]*"
+_XML_STRING: Final = "[\u0020-\ud7ff\ue000-\ufffd\r\n\t]*"  # AWS's XmlString (BMP part)
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """One documented constraint: a length range and the characters allowed."""
+
+    what: str
+    min_len: int
+    max_len: int
+    pattern: str | None  # full-match regular expression, or None when any character goes
+    source: str  # the API reference that documents it
+    check: Callable[[str], bool] | None = None  # for character classes ``re`` cannot spell
+
+    def problems(self, value: str) -> list[str]:
+        out = []
+        if not self.min_len <= len(value) <= self.max_len:
+            out.append(
+                f"{self.what} must be {self.min_len}-{self.max_len} characters, "
+                f"{value!r} has {len(value)}"
+            )
+        if self.pattern is not None and re.fullmatch(self.pattern, value) is None:
+            bad = sorted({c for c in value if re.fullmatch(self.pattern, c) is None})
+            out.append(f"{self.what} {value!r} has characters AWS refuses: {''.join(bad)!r}")
+        if self.check is not None and not self.check(value):
+            bad = sorted({c for c in value if not self.check(c)})
+            out.append(f"{self.what} {value!r} has characters AWS refuses: {''.join(bad)!r}")
+        return out
+
+
+def _iam_tag_chars(value: str) -> bool:
+    """IAM tags: ``[\\p{L}\\p{Z}\\p{N}_.:/=+\\-@]`` (letters, separators, numbers, and _.:/=+-@)."""
+    return all(unicodedata.category(c)[0] in "LZN" or c in "_.:/=+-@" for c in value)
+
+
+EC2: Final = "https://docs.aws.amazon.com/AWSEC2/latest/APIReference"
+IAM: Final = "https://docs.aws.amazon.com/IAM/latest/APIReference"
+ASG: Final = "https://docs.aws.amazon.com/autoscaling/ec2/APIReference"
+
+SG_NAME: Final = Limit("security group name", 1, 255, _EC2_TEXT,
+                       f"{EC2}/API_CreateSecurityGroup.html (GroupName)")
+SG_DESCRIPTION: Final = Limit("security group description", 0, 255, _EC2_TEXT,
+                              f"{EC2}/API_CreateSecurityGroup.html (GroupDescription)")
+SG_RULE_DESCRIPTION: Final = Limit("security group rule description", 0, 255, _EC2_TEXT,
+                                   f"{EC2}/API_IpRange.html (Description)")
+EC2_TAG_KEY: Final = Limit("EC2 tag key", 1, 127, None, f"{EC2}/API_Tag.html (Key)")
+EC2_TAG_VALUE: Final = Limit("EC2 tag value", 0, 256, None, f"{EC2}/API_Tag.html (Value)")
+LT_NAME: Final = Limit("launch template name", 3, 128, r"[a-zA-Z0-9().\-/_]+",
+                       f"{EC2}/API_CreateLaunchTemplate.html (LaunchTemplateName)")
+LT_DESCRIPTION: Final = Limit("launch template version description", 0, 255, None,
+                              f"{EC2}/API_CreateLaunchTemplate.html (VersionDescription)")
+ASG_NAME: Final = Limit("Auto Scaling group name", 1, 255, _XML_STRING,
+                        f"{ASG}/API_CreateAutoScalingGroup.html (AutoScalingGroupName)")
+ASG_POLICY_NAME: Final = Limit("scaling policy name", 1, 255, _XML_STRING,
+                               f"{ASG}/API_PutScalingPolicy.html (PolicyName)")
+ASG_TAG_KEY: Final = Limit("Auto Scaling tag key", 1, 128, _XML_STRING, f"{ASG}/API_Tag.html")
+ASG_TAG_VALUE: Final = Limit("Auto Scaling tag value", 0, 256, _XML_STRING,
+                             f"{ASG}/API_Tag.html")
+ROLE_NAME: Final = Limit("IAM role name", 1, 64, r"[\w+=,.@-]+",
+                         f"{IAM}/API_CreateRole.html (RoleName)")
+ROLE_DESCRIPTION: Final = Limit("IAM role description", 0, 1000,
+                                "[\u0009\u000a\u000d\u0020-\u007e\u00a1-\u00ff]*",
+                                f"{IAM}/API_CreateRole.html (Description)")
+PROFILE_NAME: Final = Limit("instance profile name", 1, 128, r"[\w+=,.@-]+",
+                            f"{IAM}/API_CreateInstanceProfile.html (InstanceProfileName)")
+IAM_TAG_KEY: Final = Limit("IAM tag key", 1, 128, None, f"{IAM}/API_Tag.html (Key)",
+                           check=_iam_tag_chars)
+IAM_TAG_VALUE: Final = Limit("IAM tag value", 0, 256, None, f"{IAM}/API_Tag.html (Value)",
+                             check=_iam_tag_chars)
+
+_IAM_TYPES: Final = ("aws:iam/role:Role", "aws:iam/instanceProfile:InstanceProfile")
+
+# Resource type → (its name's limit, {input key: limit}) for the values the program sets.
+NAMES: Final[Mapping[str, Limit]] = {
+    "aws:ec2/securityGroup:SecurityGroup": SG_NAME,
+    "aws:ec2/launchTemplate:LaunchTemplate": LT_NAME,
+    "aws:autoscaling/group:Group": ASG_NAME,
+    "aws:autoscaling/policy:Policy": ASG_POLICY_NAME,
+    "aws:iam/role:Role": ROLE_NAME,
+    "aws:iam/instanceProfile:InstanceProfile": PROFILE_NAME,
+}
+DESCRIPTIONS: Final[Mapping[str, Limit]] = {
+    "aws:ec2/securityGroup:SecurityGroup": SG_DESCRIPTION,
+    "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup": SG_DESCRIPTION,
+    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": SG_RULE_DESCRIPTION,
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": SG_RULE_DESCRIPTION,
+    "aws:ec2/launchTemplate:LaunchTemplate": LT_DESCRIPTION,
+    "aws:iam/role:Role": ROLE_DESCRIPTION,
+}
+
+
+def physical_name(type_: str, logical: str, inputs: Mapping[str, Any]) -> str | None:
+    """The name AWS will see: an explicit ``name`` input, or Pulumi's autoname of the logical
+    name (its 7 random characters stood for by ``0``: only length and characters matter)."""
+    if type_ not in NAMES:
+        return None
+    explicit = inputs.get("name")
+    if isinstance(explicit, str):
+        return explicit
+    prefix = inputs.get("namePrefix")
+    base = prefix if isinstance(prefix, str) else f"{logical}-"
+    return base + "0" * (AUTONAME_SUFFIX - 1)
+
+
+def resource_problems(type_: str, logical: str, inputs: Mapping[str, Any]) -> Iterator[str]:
+    """Every documented constraint the resource's name, description and tags break."""
+    name = physical_name(type_, logical, inputs)
+    if name is not None:
+        yield from NAMES[type_].problems(name)
+    description = inputs.get("description")
+    if isinstance(description, str) and type_ in DESCRIPTIONS:
+        yield from DESCRIPTIONS[type_].problems(description)
+    yield from tag_problems(type_, inputs)
+
+
+def tag_problems(type_: str, inputs: Mapping[str, Any]) -> Iterator[str]:
+    """Tags by the rules of the service that stores them (EC2, IAM, Auto Scaling)."""
+    key_limit, value_limit = ((IAM_TAG_KEY, IAM_TAG_VALUE) if type_ in _IAM_TYPES
+                              else (EC2_TAG_KEY, EC2_TAG_VALUE))
+    maps: list[Mapping[str, Any]] = []
+    if isinstance(inputs.get("tags"), Mapping):
+        maps.append(inputs["tags"])
+    for spec in inputs.get("tagSpecifications") or []:  # launch template: instance, volume, ENI
+        if isinstance(spec, Mapping) and isinstance(spec.get("tags"), Mapping):
+            maps.append(spec["tags"])
+    for tags in maps:
+        for key, value in tags.items():
+            yield from _tag(key, value, key_limit, value_limit)
+    if type_ == "aws:autoscaling/group:Group":
+        for tag in inputs.get("tags") or []:
+            if isinstance(tag, Mapping):
+                yield from _tag(str(tag.get("key", "")), tag.get("value", ""),
+                                ASG_TAG_KEY, ASG_TAG_VALUE)
+
+
+def _tag(key: str, value: Any, key_limit: Limit, value_limit: Limit) -> Iterator[str]:
+    yield from key_limit.problems(key)
+    if key.lower().startswith("aws:"):
+        yield f"{key_limit.what} {key!r} may not begin with aws: (reserved for AWS)"
+    yield from value_limit.problems(str(value))
