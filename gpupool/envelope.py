@@ -9,12 +9,14 @@ not know (an unpriced type, or a stack in a region other than the catalog's pric
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from gpupool.catalog import InstanceType, load_catalog
 from gpupool.catalog.model import HOURS_PER_MONTH
+from gpupool.config.kubernetes import KubernetesPoolConfig
 from gpupool.config.models import GpuPoolConfig, StackConfig
 
 
@@ -38,6 +40,8 @@ class PoolEnvelope:
     per_hour_max: float | None
     per_month_min: float | None
     per_month_max: float | None
+    platform: str = "aws"  # aws (autoscaling group) | kubernetes (on a cluster's GPUs)
+    price_basis: str = "on-demand"  # on-demand (catalog) | configured (gpuHourlyCost)
 
     @property
     def upper_bound(self) -> bool:
@@ -85,6 +89,11 @@ class StackEnvelope:
     @property
     def unpriced_pools(self) -> list[str]:
         return [p.pool for p in self.pools if p.price_per_hour is None]
+
+    @property
+    def configured_prices(self) -> list[PoolEnvelope]:
+        """Pools priced by configuration (on-premises GPUs), not by the catalog."""
+        return [p for p in self.pools if p.price_basis == "configured"]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON shape used by ``gpupool plan --format json`` and the policy reports."""
@@ -146,12 +155,61 @@ def stack_envelope(
     priced = config.region == price_region
     pools = tuple(
         pool_envelope(p, instance_types[p.name], priced=priced) for p in config.pools
-    )
+    ) + tuple(kubernetes_envelope(p, priced=priced) for p in config.kubernetes)
     return StackEnvelope(
         pools=pools,
         price_region=price_region,
         region=config.region,
         hours_per_month=HOURS_PER_MONTH,
+    )
+
+
+ON_PREMISES = "on-premises"
+
+
+def kubernetes_envelope(pool: KubernetesPoolConfig, *, priced: bool = True) -> PoolEnvelope:
+    """A Kubernetes pool's GPUs: at least what its workloads keep running (minimum replicas,
+    one GPU each), at most what its teams' quotas allow (capped by the pool's GPUs when set).
+
+    On-premises GPUs cost the configured ``gpuHourlyCost`` (default 0: owned hardware has no
+    marginal hourly price) whatever the region; Karpenter nodes cost their catalog price.
+    """
+    lo = sum(w.min_replicas for w in pool.workloads if w.type == "inference")
+    if pool.remote_gpu is not None:
+        lo += pool.remote_gpu.min_replicas
+    hi = sum(t.gpu_quota for t in pool.teams)
+    if pool.karpenter is not None:
+        from gpupool.catalog import load_catalog
+        from gpupool.config.loader import resolve_gpu
+
+        itype = resolve_gpu(pool.gpu, pool.arch, load_catalog())
+        per_node = itype.gpu_count
+        hi = min(hi, pool.karpenter.max_gpus)
+        nodes_lo, nodes_hi = math.ceil(lo / per_node), math.ceil(hi / per_node)
+        price = itype.price_per_hour if priced else None
+        spot = 1.0 if "spot" in pool.karpenter.capacity_types else 0.0
+        return PoolEnvelope(
+            pool=pool.name, instance_type=itype.instance_type, gpu_model=itype.gpu_model,
+            arch=itype.arch, gpus_per_instance=per_node, instances_min=nodes_lo,
+            instances_max=nodes_hi, gpus_min=per_node * nodes_lo, gpus_max=per_node * nodes_hi,
+            spot_share=spot, price_per_hour=price,
+            price_per_gpu_hour=itype.price_per_gpu_hour if priced else None,
+            per_hour_min=_times(price, nodes_lo), per_hour_max=_times(price, nodes_hi),
+            per_month_min=_times(price, nodes_lo * HOURS_PER_MONTH),
+            per_month_max=_times(price, nodes_hi * HOURS_PER_MONTH),
+            platform="kubernetes",
+        )
+    if pool.gpus is not None:
+        hi = min(hi, pool.gpus)
+    lo = min(lo, hi)
+    cost = pool.gpu_hourly_cost
+    return PoolEnvelope(
+        pool=pool.name, instance_type=ON_PREMISES, gpu_model=pool.gpu, arch=pool.arch,
+        gpus_per_instance=1, instances_min=lo, instances_max=hi, gpus_min=lo, gpus_max=hi,
+        spot_share=0.0, price_per_hour=cost, price_per_gpu_hour=cost,
+        per_hour_min=cost * lo, per_hour_max=cost * hi,
+        per_month_min=cost * lo * HOURS_PER_MONTH, per_month_max=cost * hi * HOURS_PER_MONTH,
+        platform="kubernetes", price_basis="configured",
     )
 
 
@@ -195,4 +253,6 @@ def _pool_dict(p: PoolEnvelope) -> dict[str, Any]:
         "perHourMax": _money(p.per_hour_max),
         "perMonthMin": _money(p.per_month_min),
         "perMonthMax": _money(p.per_month_max),
+        "platform": p.platform,
+        "priceBasis": p.price_basis,
     }

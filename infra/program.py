@@ -12,11 +12,14 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from gpupool.catalog import InstanceType
+from gpupool.catalog import InstanceType, load_catalog
+from gpupool.config.kubernetes import KubernetesPoolConfig
+from gpupool.config.loader import resolve_gpu
 from gpupool.config.models import StackConfig
 from gpupool.envelope import StackEnvelope, stack_envelope
 from infra.aws.gpu_pool import GpuPool, GpuPoolArgs
 from infra.aws.network import GpuNetwork, GpuNetworkArgs
+from infra.k8s import KubernetesGpuPool, KubernetesGpuPoolArgs
 
 
 def stack_tags(config: StackConfig) -> dict[str, str]:
@@ -62,7 +65,17 @@ def define_stack(
         for pool in config.pools
     }
     group_names = {name: p.group_name for name, p in pools.items()}
+    for k8s_pool in config.kubernetes:  # the hybrid half: GPU pools on Kubernetes clusters
+        KubernetesGpuPool(f"{stack}-{k8s_pool.name}", KubernetesGpuPoolArgs(
+            stack=config, pool=k8s_pool, node_type=kubernetes_node_type(k8s_pool)))
     return stack_outputs(group_names, stack_envelope(config, instance_types))
+
+
+def kubernetes_node_type(pool: KubernetesPoolConfig) -> InstanceType | None:
+    """Karpenter pools launch the smallest EC2 type for their GPU; on-premises pools none."""
+    if pool.karpenter is None:
+        return None
+    return resolve_gpu(pool.gpu, pool.arch, load_catalog())
 
 
 def stack_outputs(

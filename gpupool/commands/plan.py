@@ -202,6 +202,7 @@ def _cost_table(console: Console, env: StackEnvelope) -> None:
             _price(p.per_hour_max),
             _price(p.per_month_min, 2),
             _price(p.per_month_max, 2),
+            "on-premises" if p.price_basis == "configured" else
             f"{round(100 * p.spot_share)} %" + (" (upper bound)" if p.upper_bound else ""),
         )
     t.add_section()
@@ -222,6 +223,12 @@ def _cost_table(console: Console, env: StackEnvelope) -> None:
         )
     elif env.unpriced_pools:
         notes.append(f"No recorded price for pool(s) {', '.join(env.unpriced_pools)}.")
+    for p in env.configured_prices:
+        notes.append(
+            f"Pool {p.pool} runs on-premises Kubernetes GPUs ({p.gpu_model}) at the configured "
+            f"{_price(p.price_per_gpu_hour)} $/GPU-h (gpuHourlyCost; default 0: owned hardware "
+            "has no marginal hourly price)."
+        )
     for note in notes:
         console.print(f"[dim]{note}[/dim]")
 

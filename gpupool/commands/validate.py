@@ -24,4 +24,11 @@ def run(args: argparse.Namespace) -> int:
             f"  {p.name}: {p.gpu} on {p.arch} -> {t.instance_type} "
             f"({t.gpu_count:g} x {t.gpu_model}, {price}), {p.min_size}..{p.max_size} instances\n"
         )
+    for k in loaded.config.kubernetes:
+        where = f"context {k.cluster.context}" if k.cluster.context else "kubeconfig"
+        capacity = "Karpenter" if k.karpenter else f"{k.gpu_hourly_cost:g} $/GPU-h"
+        out.write(
+            f"  {k.name}: Kubernetes ({where}, {k.cluster.version}), {k.gpu}, "
+            f"{len(k.teams)} team(s), {len(k.workloads)} workload(s), {capacity}\n"
+        )
     return 0

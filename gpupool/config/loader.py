@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -213,10 +213,32 @@ def parse_flat_config(
             continue
         if isinstance(pool, dict) and isinstance(pool.get("name"), str):
             resolved[pool["name"].strip()] = chosen
+    if config is not None:
+        problems += _kubernetes_gpus(config, catalog, source, names, order)
     if problems or config is None:
         problems.sort(key=lambda p: p[0])
         raise InputError([line for _, line in problems])
     return config, {p.name: resolved[p.name] for p in config.pools}
+
+
+def _kubernetes_gpus(
+    config: StackConfig, catalog: Catalog, source: str, names: Mapping[str, str],
+    order: Mapping[str, int],
+) -> list[tuple[tuple[int, int], str]]:
+    """Karpenter pools launch EC2 instances: their GPU must resolve to a catalog type.
+
+    On-premises pools name whatever GPU their nodes carry; it is shown, not looked up.
+    """
+    out = []
+    for i, pool in enumerate(config.kubernetes):
+        if pool.karpenter is None:
+            continue
+        try:
+            resolve_gpu(pool.gpu, pool.arch, catalog)
+        except ValueError as e:
+            loc = ("kubernetes", i, "gpu")
+            out.append((_sort_key(loc, order), f"{source}: {_key(loc, names)}: {e}"))
+    return out
 
 
 def _gpu_and_arch(pool: Any, i: int, config: StackConfig | None) -> tuple[str | None, str | None]:
@@ -402,13 +424,29 @@ def _expected(err: Mapping[str, Any], loc: tuple[Any, ...]) -> str:
 
 
 def _known_keys(loc: tuple[Any, ...]) -> list[str]:
-    """The keys a user may write at ``loc`` (a model's aliases)."""
+    """The keys a user may write at ``loc`` (the aliases of the model found there)."""
     model: type[BaseModel] = StackConfig
-    if loc[:1] == ("network",):
-        model = NetworkConfig
-    elif loc[:1] == ("pools",):
-        model = GpuPoolConfig
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        info = model.model_fields.get(str(part)) or next(
+            (f for f in model.model_fields.values() if f.alias == part), None)
+        found = _model_in(info.annotation) if info is not None else None
+        if found is None:
+            break
+        model = found
     return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The config model inside ``X``, ``X | None`` or ``list[X]``, if there is one."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
 
 
 def resolve_pool(pool: GpuPoolConfig, catalog: Catalog) -> InstanceType:

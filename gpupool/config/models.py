@@ -13,9 +13,12 @@ import re
 from collections.abc import Sequence
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
+
+from gpupool.config import kubernetes as k8s_config
+from gpupool.config.base import ConfigModel, duplicate_names
+from gpupool.config.kubernetes import KubernetesPoolConfig
 
 Arch = Literal["x86_64", "arm64"]
 Environment = Literal["dev", "staging", "prod", "sandbox", "test"]
@@ -38,6 +41,7 @@ PATTERN_HINTS: dict[str, str] = {
     _REGION: "an AWS region such as us-east-1",
     _TAG_TEXT: "letters, digits, spaces and _ . : / = + - @ only (the characters AWS allows in "
     "tags of every service the pools use)",
+    **k8s_config.PATTERN_HINTS,
 }
 
 
@@ -80,25 +84,7 @@ def network_problems(
     return []
 
 
-def duplicate_names(names: Sequence[object]) -> list[tuple[int, str]]:
-    """(index, name) of every pool that reuses an earlier pool's name."""
-    seen: set[object] = set()
-    out: list[tuple[int, str]] = []
-    for i, name in enumerate(names):
-        if name in seen:
-            out.append((i, str(name)))
-        seen.add(name)
-    return out
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        frozen=True,
-        alias_generator=to_camel,
-        populate_by_name=True,
-        str_strip_whitespace=True,
-    )
+_Model = ConfigModel
 
 
 class NetworkConfig(_Model):
@@ -177,6 +163,16 @@ class StackConfig(_Model):
     ] = {}
     network: NetworkConfig
     pools: Annotated[list[GpuPoolConfig], Field(min_length=1, max_length=200)]
+    kubernetes: Annotated[list[KubernetesPoolConfig], Field(max_length=50)] = []
+
+    @field_validator("kubernetes")
+    @classmethod
+    def _kubernetes(cls, v: list[KubernetesPoolConfig], info: ValidationInfo
+                    ) -> list[KubernetesPoolConfig]:
+        problem = k8s_config.kubernetes_problems(v, info.data)
+        if problem:
+            raise ValueError(problem)
+        return v
 
     @field_validator("tags")
     @classmethod

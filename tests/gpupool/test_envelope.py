@@ -46,12 +46,17 @@ def test_dev_stack_envelope_matches_the_catalog_prices() -> None:
 def test_prod_on_demand_base_costs_money_at_minimum() -> None:
     loaded = load_stack(str(ROOT / "stacks" / "Pulumi.prod.yaml"))
     env = stack_envelope(loaded.config, loaded.instance_types)
-    assert env.gpus_min == 3 + 0 + 1
-    assert env.per_hour_min == pytest.approx(3 * 0.526 + 1 * 0.8048)
+    # AWS pools 3 + 0 + 1, the on-premises Kubernetes pool 2 (embeddings' minimum replicas)
+    assert env.gpus_min == 3 + 0 + 1 + 2
+    assert env.gpus_max == 24 + 16 + 12 + 16
+    assert env.per_hour_min == pytest.approx(3 * 0.526 + 1 * 0.8048)  # on-premises: $0
     doc = env.to_dict()
     assert doc["total"]["perHourMin"] == round(3 * 0.526 + 0.8048, 4)
     assert doc["priceBasis"] == "on-demand" and doc["priceRegion"] == "us-east-1"
-    assert [p["pool"] for p in doc["pools"]] == ["inference", "training", "l4-inference"]
+    assert [p["pool"] for p in doc["pools"]] == ["inference", "training", "l4-inference", "onprem"]
+    onprem = doc["pools"][-1]
+    assert (onprem["platform"], onprem["priceBasis"], onprem["pricePerGpuHour"]) == (
+        "kubernetes", "configured", 0.0)
 
 
 def test_multi_gpu_type_counts_every_gpu_and_prices_per_gpu() -> None:

@@ -56,6 +56,7 @@ def test_components_parent_their_resources(stack: str, stack_plans: dict[str, An
     components = [r for r in plan.resources if not r.custom and r.parent is not None]
     assert sorted(c.type for c in components) == sorted(
         ["gpupool:aws:GpuNetwork"] + ["gpupool:aws:GpuPool"] * len(loaded.config.pools)
+        + ["gpupool:k8s:KubernetesGpuPool"] * len(loaded.config.kubernetes)
     )
     assert all(c.parent == root_urn for c in components)
     # every custom resource lives inside a component, none directly under the stack
@@ -93,7 +94,8 @@ def test_stack_outputs(stack_plans: dict[str, Any]) -> None:
         assert re.fullmatch(rf"prod-{pool}-asg-[0-9a-f]{{7}}", group_name)
         assert f"prod-{pool}-asg" in asg_names
     env = plan.envelope
-    assert (out["gpuMin"], out["gpuMax"]) == (env.gpus_min, env.gpus_max) == (4, 52)
+    # AWS pools 4-52 GPUs, the on-premises Kubernetes pool 2-16
+    assert (out["gpuMin"], out["gpuMax"]) == (env.gpus_min, env.gpus_max) == (6, 68)
     assert out["pricePerHourMin"] == pytest.approx(3 * 0.526 + 0.8048)
     assert out["pricePerHourMax"] == pytest.approx(24 * 0.526 + 16 * 1.006 + 12 * 0.8048)
     assert out["pools"]["training"]["instanceType"] == "g5.xlarge"
