@@ -135,6 +135,32 @@ def _add_estimate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     e.add_argument("--format", choices=("text", "json"), default="text")
 
 
+def _add_remoting(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from gpupool.argtypes import count, non_negative, positive
+
+    r = _command(sub, "remoting", "network budget of an application on a remote GPU",
+                 "How much slower an application runs when its CUDA calls go to a GPU proxy "
+                 "over the network, from its profile (call counts and bytes, optionally a "
+                 "per-call trace): the predicted overhead at an RTT and a bandwidth, the largest "
+                 "RTT at a bandwidth, or the least bandwidth at an RTT. --instance-type budgets "
+                 "against the type's baseline bandwidth. Exit 0: the budget is met (or can be); "
+                 "1: it is not; 2: bad input. See docs/remoting.md.",
+                 ["gpupool remoting examples/profiles/bert-inference.yaml --rtt-us 20 "
+                  "--bandwidth-gbps 100",
+                  "gpupool remoting examples/profiles/resnet50-inference.yaml "
+                  "--instance-type g5.xlarge --format json"])
+    r.add_argument("profile", metavar="PROFILE", help="application profile (YAML)")
+    r.add_argument("--rtt-us", type=non_negative, metavar="R", help="round-trip time, µs")
+    r.add_argument("--bandwidth-gbps", type=positive, metavar="B", help="bandwidth, Gbit/s")
+    r.add_argument("--instance-type", metavar="T",
+                   help="proxy instance type: its baseline bandwidth (catalog) is B")
+    r.add_argument("--max-overhead", type=positive, default=0.05, metavar="E",
+                   help="budget: largest slowdown as a fraction of the local run (default 0.05)")
+    r.add_argument("--top", type=count, default=3, metavar="K",
+                   help="with a trace: what-ifs for the K costliest synchronous calls (default 3)")
+    r.add_argument("--format", choices=("text", "json"), default="text")
+
+
 # One adder per command, in the order ``gpupool --help`` lists them.
 COMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...] = (
     _add_validate,
@@ -142,6 +168,7 @@ COMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], 
     _add_plan,
     _add_check,
     _add_estimate,
+    _add_remoting,
 )
 
 
