@@ -15,16 +15,18 @@ from pathlib import Path
 from typing import Any, Final
 
 from policies.model import Plan
-from policies.sources import offline, pulumi_preview, terraform
-from policies.sources.reading import fail, problem, read_json
+from policies.sources import offline, pulumi_events, pulumi_preview, terraform
+from policies.sources.reading import JsonLines, fail, problem, read_json
 
 TERRAFORM: Final = "terraform"
 PULUMI_PREVIEW: Final = "pulumi-preview"
+PULUMI_EVENTS: Final = "pulumi-events"
 GPUPOOL_PLAN: Final = "gpupool-plan"
 
 _PARSERS: Final[dict[str, Callable[[dict[str, Any], str], Plan]]] = {
     TERRAFORM: terraform.parse,
     PULUMI_PREVIEW: pulumi_preview.parse,
+    PULUMI_EVENTS: pulumi_events.parse,
     GPUPOOL_PLAN: offline.parse,
 }
 
@@ -35,8 +37,11 @@ _EXPECTED: Final = (
 
 
 def detect(doc: Any, origin: str = "<input>") -> str:
-    """Which kind of plan a parsed JSON document is: "terraform", "pulumi-preview" or
-    "gpupool-plan". Lookalikes (state files, stack exports) get a line saying what they are."""
+    """Which kind of plan a parsed JSON document is: "terraform", "pulumi-preview",
+    "pulumi-events" or "gpupool-plan". Lookalikes (state files, stack exports, UI logs) get a
+    line saying what they are."""
+    if isinstance(doc, JsonLines):
+        return _detect_lines(doc, origin)
     if type(doc) is not dict:
         fail(origin, "", _EXPECTED, doc)
     if doc.get("kind") == offline.KIND:
@@ -57,6 +62,14 @@ def detect(doc: Any, origin: str = "<input>") -> str:
         )
     if "steps" in doc or "changeSummary" in doc:
         return PULUMI_PREVIEW
+    events = doc.get("events")
+    if type(events) is list and (not events or pulumi_events.is_event(events[0])):
+        return PULUMI_EVENTS
+    if "checkpoint" in doc and "version" in doc:
+        raise problem(
+            f"{origin}: expected a Pulumi preview, got a Pulumi checkpoint (stack state); "
+            "use `pulumi preview --json`"
+        )
     if "deployment" in doc and "version" in doc:
         raise problem(
             f"{origin}: expected a Pulumi preview, got a stack export (state); "
@@ -64,6 +77,19 @@ def detect(doc: Any, origin: str = "<input>") -> str:
         )
     keys = ", ".join(sorted(map(str, doc))[:5]) or "none"
     raise problem(f"{origin}: expected {_EXPECTED}, got an object with keys: {keys}")
+
+
+def _detect_lines(lines: JsonLines, origin: str) -> str:
+    first = lines[0] if lines else None
+    if pulumi_events.is_event(first):
+        return PULUMI_EVENTS
+    if type(first) is dict and "@level" in first:
+        raise problem(
+            f"{origin}: expected one JSON document, got Terraform's JSON-lines UI log "
+            "(`terraform plan -json`); use `terraform show -json PLANFILE`"
+        )
+    raise problem(f"{origin}: expected one JSON document ({_EXPECTED}), got {len(lines)} JSON "
+                  "objects on separate lines")
 
 
 def parse_document(doc: Any, origin: str) -> Plan:
@@ -90,4 +116,7 @@ def load_plan(path: str | Path) -> Plan:
             gc.enable()
 
 
-__all__ = ["GPUPOOL_PLAN", "PULUMI_PREVIEW", "TERRAFORM", "detect", "load_plan", "parse_document"]
+__all__ = [
+    "GPUPOOL_PLAN", "PULUMI_EVENTS", "PULUMI_PREVIEW", "TERRAFORM", "detect", "load_plan",
+    "parse_document",
+]

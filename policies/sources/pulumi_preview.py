@@ -11,10 +11,18 @@ read), so a replacement counts once.
 The stack resource and providers are skipped (engine bookkeeping), and so are component
 resources (``custom: false``): they own no infrastructure, but children keep their ``parent``.
 A preview that reported an error diagnostic is incomplete and is refused, never judged.
+
+Shapes the engine really writes are accepted as written: ``propertyDependencies`` values of
+``null`` (Go nil slices) or ``[]``, states without ``inputs``, steps without ``oldState`` (a
+create) or ``newState`` (a delete, or a ``same`` step of an older CLI, whose old inputs are its
+new ones), ``detailedDiff: null``, sames omitted (without ``--show-sames``). The engine's event
+stream (``PULUMI_ENABLE_STREAMING_JSON_PREVIEW``) goes through :mod:`pulumi_events` into the
+same steps.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -53,102 +61,127 @@ _OPS: Final[dict[str, tuple[ChangeKind, int]]] = {
 _OPS_HELP: Final = "a Pulumi step op (same, create, update, delete, replace, create-replacement, …)"
 
 
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step as read from a file: where it is (for messages) and what its states are called.
+
+    The digest writes ``steps[i]`` with ``oldState``/``newState``; the engine's event stream
+    ``resourcePreEvent.metadata`` with ``old``/``new``. Everything else is the same.
+    """
+
+    body: dict[str, Any]
+    where: str  # "steps[3]", "line 12: resourcePreEvent.metadata"
+    old_key: str = "oldState"
+    new_key: str = "newState"
+    custom_default: bool = True  # ResourceV3 always writes custom; events omit it when false
+
+
 @dataclass(slots=True)
 class _Merged:
     """The steps of one URN so far."""
 
-    index: int  # first step's index, for error messages and order
+    where: str  # first step's place, for error messages
     name: str
     type: str
     kind: ChangeKind
     strength: int
     old: dict[str, Any] | None  # oldState
     new: dict[str, Any] | None  # newState
-    old_index: int  # the steps the states came from, for error messages
-    new_index: int
+    old_where: str  # where the states came from, for error messages ("steps[2].oldState")
+    new_where: str
 
 
 def parse(doc: dict[str, Any], origin: str) -> Plan:
     """Normalise a preview digest; every shape problem is a one-line InputError."""
-    _refuse_failed_preview(doc, origin)
+    diagnostics = doc.get("diagnostics")
+    if diagnostics is not None:
+        for i, d in enumerate(want_list(diagnostics, origin, "diagnostics")):
+            refuse_error_diagnostic(want_obj(d, origin, f"diagnostics[{i}]"), origin,
+                                    f"diagnostics[{i}]")
     raw = doc.get("steps")
+    steps = (Step(want_obj(s, origin, f"steps[{i}]"), f"steps[{i}]")
+             for i, s in enumerate([] if raw is None else want_list(raw, origin, "steps")))
+    summary = doc.get("changeSummary")
+    return plan_of_steps(steps, origin, summary if type(summary) is dict else None)
+
+
+def plan_of_steps(steps: Iterable[Step], origin: str, summary: dict[str, Any] | None) -> Plan:
+    """Merge steps by URN into changes (see the module docstring)."""
     merged: dict[str, _Merged] = {}
-    for i, s in enumerate([] if raw is None else want_list(raw, origin, "steps")):
-        _add_step(merged, i, s, origin)
+    for step in steps:
+        _add_step(merged, step, origin)
     changes = tuple(_change(urn, m, origin) for urn, m in merged.items())
     meta: dict[str, Any] = {}
-    summary = doc.get("changeSummary")
-    if type(summary) is dict:
+    if summary is not None:
         meta["change_summary"] = summary
     return Plan(source=SOURCE, origin=origin, changes=changes, meta=meta)
 
 
-def _refuse_failed_preview(doc: dict[str, Any], origin: str) -> None:
-    diagnostics = doc.get("diagnostics")
-    if diagnostics is None:
-        return
-    for i, d in enumerate(want_list(diagnostics, origin, "diagnostics")):
-        diag = want_obj(d, origin, f"diagnostics[{i}]")
-        if diag.get("severity") == "error":
-            message = diag.get("message")
-            first = message.strip().split("\n", 1)[0] if type(message) is str else ""
-            raise problem(
-                f"{origin}: diagnostics[{i}]: expected a preview that completed, got an error "
-                f"({first or 'no message'}); its steps are incomplete"
-            )
+def refuse_error_diagnostic(diag: dict[str, Any], origin: str, where: str) -> None:
+    """A preview that reported an error is incomplete: refuse it, naming the first line."""
+    if diag.get("severity") == "error":
+        message = diag.get("message")
+        first = message.strip().split("\n", 1)[0] if type(message) is str else ""
+        raise problem(
+            f"{origin}: {where}: expected a preview that completed, got an error "
+            f"({first or 'no message'}); its steps are incomplete"
+        )
 
 
-def _add_step(merged: dict[str, _Merged], i: int, s: Any, origin: str) -> None:
-    step = want_obj(s, origin, f"steps[{i}]")
+def _add_step(merged: dict[str, _Merged], s: Step, origin: str) -> None:
+    step, at = s.body, s.where
     op = step.get("op")
     if type(op) is not str or op not in _OPS:
-        fail(origin, f"steps[{i}].op", _OPS_HELP, op)
-    urn = want_str(step.get("urn"), origin, f"steps[{i}].urn")
+        fail(origin, f"{at}.op", _OPS_HELP, op)
+    urn = want_str(step.get("urn"), origin, f"{at}.urn")
     parsed = urn_type_name(urn)
     if parsed is None:
-        fail(origin, f"steps[{i}].urn", "a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME)", urn)
-    old = opt_obj(step.get("oldState"), origin, f"steps[{i}].oldState")
-    new = opt_obj(step.get("newState"), origin, f"steps[{i}].newState")
+        fail(origin, f"{at}.urn", "a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME)", urn)
+    old_at, new_at = f"{at}.{s.old_key}", f"{at}.{s.new_key}"
+    old = opt_obj(step.get(s.old_key), origin, old_at)
+    new = opt_obj(step.get(s.new_key), origin, new_at)
     rtype = parsed[0]
-    for label, state in (("oldState", old), ("newState", new)):
+    for label, state in ((old_at, old), (new_at, new)):
         if state is None:
             continue
         if "type" in state:
-            rtype = want_str(state["type"], origin, f"steps[{i}].{label}.type")
-        custom = state.get("custom", True)
+            rtype = want_str(state["type"], origin, f"{label}.type")
+        custom = state.get("custom", s.custom_default or bool(state.get("provider")))
         if type(custom) is not bool:
-            fail(origin, f"steps[{i}].{label}.custom", "a boolean", custom)
+            fail(origin, f"{label}.custom", "a boolean", custom)
         if not custom:
             return  # a component resource: no infrastructure of its own
     if is_engine_resource(rtype):
         return
     kind, strength = _OPS[op]
+    if kind is ChangeKind.NOOP and new is None and old is not None:
+        new, new_at = old, old_at  # a same step written with its old state only
     m = merged.get(urn)
     if m is None:
-        merged[urn] = _Merged(i, parsed[1], rtype, kind, strength, old, new, i, i)
+        merged[urn] = _Merged(at, parsed[1], rtype, kind, strength, old, new, old_at, new_at)
         return
     if strength >= m.strength:
         m.kind, m.strength = kind, strength
         if old is not None:
-            m.old, m.old_index = old, i
+            m.old, m.old_where = old, old_at
         if new is not None:
-            m.new, m.new_index = new, i
+            m.new, m.new_where = new, new_at
     else:
         if m.old is None and old is not None:
-            m.old, m.old_index = old, i
+            m.old, m.old_where = old, old_at
         if m.new is None and new is not None:
-            m.new, m.new_index = new, i
+            m.new, m.new_where = new, new_at
 
 
 def _change(urn: str, m: _Merged, origin: str) -> ResourceChange:
-    where = f"steps[{m.new_index}].newState"
+    where = m.new_where
     new_inputs: dict[str, Any] | None = None
     references: dict[str, str] = {}
     parent: str | None = None
     if m.kind is not ChangeKind.DELETE:
         if m.new is None:
             if m.kind is not ChangeKind.READ:
-                fail(origin, f"steps[{m.index}].newState",
+                fail(origin, m.new_where,
                      f"an object with the new inputs of this {m.kind}", None)
         else:
             new_inputs = _inputs(m.new, origin, where)
@@ -158,7 +191,7 @@ def _change(urn: str, m: _Merged, origin: str) -> ResourceChange:
             parent = parent_link(m.new.get("parent"), origin, f"{where}.parent")
     old_inputs = None
     if m.old is not None and m.kind is not ChangeKind.CREATE:
-        old_where = f"steps[{m.old_index}].oldState"
+        old_where = m.old_where
         old_inputs = _inputs(m.old, origin, old_where)
         if m.kind is ChangeKind.DELETE:
             parent = parent_link(m.old.get("parent"), origin, f"{old_where}.parent")

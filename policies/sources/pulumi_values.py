@@ -18,7 +18,7 @@ import json
 from typing import Any, Final
 
 from policies.model import _USER_MAPS, UNKNOWN, snake
-from policies.sources.reading import fail, want_list, want_obj, want_str
+from policies.sources.reading import fail, want_obj, want_str
 
 UNKNOWN_SENTINEL: Final = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 REDACTED_SECRET: Final = "[secret]"
@@ -133,14 +133,21 @@ def dependency_references(deps: Any, origin: str, path: str) -> dict[str, str]:
     """``propertyDependencies`` (input → URNs it was computed from) → references.
 
     Only an input that depends on exactly one resource (providers aside) gets a link: with
-    several, which one the value names is not provable.
+    several, which one the value names is not provable. The engine writes ``null`` for an input
+    without dependencies (a Go nil slice: ``{"availabilityZone": null}``, as in pulumi/pulumi's
+    own ``pkg/resource/stack/testdata/checkpoint-v3.json``) and the Node.js SDK ``[]``: both
+    mean "none".
     """
     if deps is None:
         return {}
     out: dict[str, str] = {}
     for key, urns in want_obj(deps, origin, path).items():
+        if urns is None:
+            continue
         targets: set[str] = set()
-        for i, urn in enumerate(want_list(urns, origin, f"{path}.{key}")):
+        if type(urns) is not list:
+            fail(origin, f"{path}.{key}", "an array of URNs or null", urns)
+        for i, urn in enumerate(urns):
             found = urn_type_name(want_str(urn, origin, f"{path}.{key}[{i}]"))
             if found is not None and not is_engine_resource(found[0]):
                 targets.add(urn)

@@ -90,8 +90,21 @@ def opt_obj(value: Any, origin: str, path: str) -> dict[str, Any] | None:
     return value
 
 
+class JsonLines(list[Any]):
+    """The documents of a JSON-lines file (one JSON object per non-blank line), with the line
+    each came from: Pulumi's streaming preview writes one engine event per line."""
+
+    def __init__(self, docs: list[Any], line_numbers: list[int]) -> None:
+        super().__init__(docs)
+        self.line_numbers = line_numbers
+
+
 def read_json(path: Path, origin: str) -> Any:
-    """Parse a file as JSON (UTF-8/16/32, with or without BOM), or raise a one-line InputError."""
+    """Parse a file as JSON (UTF-8/16/32, with or without BOM), or raise a one-line InputError.
+
+    A file of several JSON objects, one per line, is returned as :class:`JsonLines`; the
+    caller decides whether that is a stream it reads (Pulumi engine events) or refuses.
+    """
     try:
         raw = path.read_bytes()
     except IsADirectoryError:
@@ -112,30 +125,30 @@ def read_json(path: Path, origin: str) -> Any:
     except RecursionError:
         raise problem(f"{origin}: expected a JSON plan, got nesting too deep to read") from None
     except json.JSONDecodeError as e:
+        if e.msg == "Extra data":
+            lines = _json_lines(raw)
+            if lines is not None:
+                return lines
         raise problem(f"{origin}: {_json_problem(raw, e)}") from None
 
 
+def _json_lines(raw: bytes) -> JsonLines | None:
+    """Every non-blank line a JSON object, or None (then the file is just invalid JSON)."""
+    docs: list[Any] = []
+    numbers: list[int] = []
+    for n, line in enumerate(raw.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            doc = json.loads(line)
+        except (ValueError, RecursionError):
+            return None
+        if type(doc) is not dict:
+            return None
+        docs.append(doc)
+        numbers.append(n)
+    return JsonLines(docs, numbers)
+
+
 def _json_problem(raw: bytes, e: json.JSONDecodeError) -> str:
-    """Name the likely mistake: a JSON-lines event stream is the usual one."""
-    if e.msg == "Extra data":
-        first = _first_line_object(raw)
-        if first is not None and "@level" in first:
-            return (
-                "expected one JSON document, got Terraform's JSON-lines UI log "
-                "(`terraform plan -json`); use `terraform show -json PLANFILE`"
-            )
-        if first is not None and ("sequence" in first or "timestamp" in first):
-            return (
-                "expected one JSON document, got a Pulumi engine event stream; "
-                "use `pulumi preview --json` without streaming"
-            )
     return f"expected valid JSON: {e.msg} at line {e.lineno} column {e.colno}"
-
-
-def _first_line_object(raw: bytes) -> dict[str, Any] | None:
-    line = raw.split(b"\n", 1)[0]
-    try:
-        value = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    return value if type(value) is dict else None

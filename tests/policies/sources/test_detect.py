@@ -55,8 +55,10 @@ def test_utf16_with_bom_as_windows_powershell_writes_it(fixtures: Path, write: W
         (b'{"@level":"info","@message":"Terraform 1.7.5","type":"version"}\n'
          b'{"@level":"info","type":"planned_change"}\n',
          "got Terraform's JSON-lines UI log (`terraform plan -json`)"),
+        # A streamed preview that was cancelled: read as events, refused as incomplete.
         (b'{"sequence":0,"timestamp":1,"cancelEvent":{}}\n{"sequence":1,"timestamp":2}\n',
-         "got a Pulumi engine event stream"),
+         "expected a complete Pulumi event stream ending with a summaryEvent"),
+        (b'{"a":1}\n{"b":2}\n', "got 2 JSON objects on separate lines"),
         (b"[]", "expected a Terraform plan (terraform show -json PLANFILE), a Pulumi preview "
                 "(pulumi preview --json) or a gpupool plan (gpupool plan STACK --format json), "
                 "got array"),
