@@ -1,20 +1,43 @@
 """Catalog rows and the questions the rest of the kit asks of them.
 
 The data file (``data/gpu-instance-types.json``) is written by ``gpupool catalog refresh`` from
-EC2 DescribeInstanceTypes plus the recorded price list; nothing here is typed by hand.
+EC2 DescribeInstanceTypes, the recorded supplement and the recorded prices; nothing here is typed
+by hand. Rows carry us-east-1 prices (the catalog's price region); ``load_catalog(region=R)``
+gives the same rows priced for region R from ``data/prices.json``.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+import re
+from dataclasses import asdict, dataclass, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from gpupool.catalog.prices import PriceTable
 
 DATA_FILE = "gpu-instance-types.json"
 HOURS_PER_MONTH = 730.0  # AWS's own convention for monthly estimates
+# EC2 families whose names start p, g or gr plus a generation digit all carry GPUs (P2..P6e,
+# G2..G7e, Gr6): a type of such a family the catalog lacks is a GPU type it cannot judge.
+_GPU_FAMILY_NAME = re.compile(r"^(p|g|gr)\d")
+
+
+def canonical_instance_type(name: str) -> str:
+    """How EC2 names types: lowercase, no surrounding space (``" G4DN.XLARGE "`` → g4dn.xlarge).
+
+    EC2 takes InstanceType as one of its listed lowercase values and refuses any other spelling
+    (InvalidParameterValue); callers use this to judge what a mistyped value was meant to be,
+    and say that AWS will refuse it as written.
+    """
+    return name.strip().lower()
+
+
+def family_of(instance_type: str) -> str:
+    return canonical_instance_type(instance_type).split(".", 1)[0]
 
 
 class GpuKey(NamedTuple):
@@ -69,14 +92,16 @@ class InstanceType:
         return self.gpu_count < 1
 
 
-def _smallest_order(t: InstanceType) -> tuple[float, float, float, str]:
-    """Cheapest per GPU first; unpriced types last; then least CPU and memory per GPU."""
+def _smallest_order(t: InstanceType) -> tuple[float, float, float, float, str]:
+    """Cheapest per GPU first; unpriced types last; then least CPU and memory per GPU; then
+    fewest GPUs (p3.2xlarge, not p3.16xlarge, when every size costs the same per GPU)."""
     per_gpu = t.price_per_gpu_hour
     count = max(t.gpu_count, 1e-9)
     return (
         per_gpu if per_gpu is not None else float("inf"),
         t.vcpus / count,
         t.memory_mib / count,
+        t.gpu_count,
         t.instance_type,
     )
 
@@ -86,6 +111,7 @@ class Catalog:
 
     def __init__(self, rows: list[InstanceType], meta: dict[str, Any]) -> None:
         self.meta = meta
+        self._rows = list(rows)
         self._by_type = {r.instance_type: r for r in rows}
         groups: dict[GpuKey, list[InstanceType]] = {}
         for r in rows:
@@ -108,6 +134,40 @@ class Catalog:
 
     def gpu_models(self) -> list[str]:
         return sorted({r.gpu_model for r in self._by_type.values()})
+
+    @property
+    def gpu_families(self) -> frozenset[str]:
+        """Families known to carry GPUs: those with rows, and those recorded without rows."""
+        without = self.meta.get("gpu_families_without_rows") or {}
+        return frozenset(r.family for r in self._rows) | frozenset(without)
+
+    def may_carry_gpu(self, instance_type: str) -> bool:
+        """Could this type carry a GPU? Catalog types, types of a GPU family, and types of an
+        unknown ``p``/``g``/``gr`` family: a GPU type the catalog cannot judge is never taken
+        for a CPU type. The name is read as EC2 names types (lowercase, no spaces)."""
+        name = canonical_instance_type(instance_type)
+        family = family_of(name)
+        return (name in self._by_type or family in self.gpu_families
+                or _GPU_FAMILY_NAME.match(family) is not None)
+
+    @property
+    def price_region(self) -> str:
+        return str(self.meta.get("price_region", "us-east-1"))
+
+    def for_region(self, region: str, table: PriceTable | None = None) -> Catalog:
+        """The same rows priced for ``region`` (None where the region has no recorded price)."""
+        from gpupool.catalog.prices import load_price_table
+
+        table = table if table is not None else load_price_table()
+        prices = table.prices(region) or {}
+        rows = [replace(r, price_per_hour=prices.get(r.instance_type)) for r in self._rows]
+        meta = {
+            **self.meta,
+            "price_region": region,
+            "prices_recorded": table.prices(region) is not None,
+            "price_source": table.describe(region),
+        }
+        return Catalog(rows, meta)
 
     def smallest_for(self, gpu_model: str, arch: str | None = None) -> InstanceType | None:
         """Cheapest-per-GPU type carrying a whole ``gpu_model`` GPU (any memory size) on ``arch``.
@@ -216,8 +276,11 @@ def catalog_from_document(doc: dict[str, Any]) -> Catalog:
 
 
 @cache
-def load_catalog(path: str | None = None) -> Catalog:
-    """The bundled catalog (cached), or the one at ``path``."""
+def load_catalog(path: str | None = None, region: str | None = None) -> Catalog:
+    """The bundled catalog (cached), or the one at ``path``; priced for ``region`` when given
+    (the data file's own prices are us-east-1's)."""
+    if region is not None:
+        return load_catalog(path).for_region(region)
     if path is not None:
         text = Path(path).read_text()
     else:

@@ -227,7 +227,8 @@ class PlanIndex:
         out = InstanceTypes(unknown=link.unknown)
         for target in link.targets:
             types = self.own_types(target, side)
-            out = out.merge(InstanceTypes(types.known, types.unknown, target.address))
+            out = out.merge(InstanceTypes(types.known, types.unknown, target.address,
+                                          types.respelled))
         return out
 
     # -- scaling policies

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpupool.catalog import canonical_instance_type
 from policies.facts.values import (
     Maybe,
     Side,
@@ -25,9 +26,12 @@ from policies.model import UNKNOWN, ResourceChange, ResourceKind
 class InstanceTypes:
     """The instance types a resource launches, and why part of them is unknown (if it is)."""
 
-    known: tuple[str, ...] = ()
+    known: tuple[str, ...] = ()  # as EC2 names them (lowercase, no surrounding spaces)
     unknown: str | None = None  # reason, e.g. "instance type unknown until apply"
     via: str = ""  # where they came from: "", "overrides", a launch template's address
+    # (as written, as EC2 names it) for values written otherwise ("G4DN.XLARGE", " g5.xlarge "):
+    # they are judged as the type they name, and rules say that AWS refuses them as written.
+    respelled: tuple[tuple[str, str], ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -37,7 +41,21 @@ class InstanceTypes:
         known = self.known + tuple(t for t in other.known if t not in self.known)
         reasons = [r for r in (self.unknown, other.unknown) if r]
         why = "; ".join(dict.fromkeys(reasons)) or None
-        return InstanceTypes(known, why, self.via or other.via)
+        respelled = self.respelled + tuple(r for r in other.respelled if r not in self.respelled)
+        return InstanceTypes(known, why, self.via or other.via, respelled)
+
+
+def _named(values: list[str]) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """Types as EC2 names them, and which of them were written otherwise."""
+    known: list[str] = []
+    respelled: list[tuple[str, str]] = []
+    for value in values:
+        name = canonical_instance_type(value)
+        if name != value and (value, name) not in respelled:
+            respelled.append((value, name))
+        if name and name not in known:
+            known.append(name)
+    return tuple(known), tuple(respelled)
 
 
 _TYPE_UNKNOWN = "instance type unknown until apply"
@@ -59,7 +77,12 @@ def own_instance_types(change: ResourceChange, side: Side = "new") -> InstanceTy
             return InstanceTypes(unknown=_TYPE_UNKNOWN)
         if value is None and raw not in (None, ""):
             return InstanceTypes(unknown=_odd("instance_type", raw))
-        return InstanceTypes((value,)) if value else InstanceTypes()
+        if not value:
+            return InstanceTypes()
+        if not value.strip():
+            return InstanceTypes(unknown=_odd("instance_type", raw))
+        known, respelled = _named([value])
+        return InstanceTypes(known, respelled=respelled)
     if kind is ResourceKind.AUTOSCALING_GROUP:
         return override_types(inputs)
     if kind is ResourceKind.EKS_NODE_GROUP:
@@ -79,10 +102,10 @@ def _type_list(value: Any, what: str) -> InstanceTypes:
         return InstanceTypes(unknown=f"{what} unknown until apply")
     if value is not None and not isinstance(value, list):
         return InstanceTypes(unknown=_odd(what, value))
-    known = tuple(dict.fromkeys(t for t in items if isinstance(t, str) and t))
+    known, respelled = _named([t for t in items if isinstance(t, str) and t.strip()])
     reasons = [_TYPE_UNKNOWN if t is UNKNOWN else _odd(what, t)
-               for t in items if not (isinstance(t, str) and t)]
-    return InstanceTypes(known, "; ".join(dict.fromkeys(reasons)) or None)
+               for t in items if not (isinstance(t, str) and t.strip())]
+    return InstanceTypes(known, "; ".join(dict.fromkeys(reasons)) or None, respelled=respelled)
 
 
 def overrides(inputs: Mapping[str, Any]) -> list[Any] | Maybe:
@@ -104,7 +127,7 @@ def override_types(inputs: Mapping[str, Any]) -> InstanceTypes:
     items = overrides(inputs)
     if items is UNKNOWN:
         return InstanceTypes(unknown="mixed instances policy unknown until apply", via="overrides")
-    known: list[str] = []
+    written: list[str] = []
     reasons: list[str] = []
     for item in items:
         if not is_map(item):
@@ -115,14 +138,15 @@ def override_types(inputs: Mapping[str, Any]) -> InstanceTypes:
         value = text(raw)
         if value is UNKNOWN:
             reasons.append(_TYPE_UNKNOWN)
-        elif value is None and raw not in (None, ""):
+        elif (value is None and raw not in (None, "")) or (value and not value.strip()):
             reasons.append(_odd("instance_type", raw))
         elif value:
-            if value not in known:
-                known.append(value)
+            written.append(value)
         elif item.get("instance_requirements"):
             reasons.append("an override selects types by attributes (instance_requirements)")
-    return InstanceTypes(tuple(known), "; ".join(dict.fromkeys(reasons)) or None, "overrides")
+    known, respelled = _named(written)
+    return InstanceTypes(known, "; ".join(dict.fromkeys(reasons)) or None, "overrides",
+                         respelled)
 
 
 def override_weights(inputs: Mapping[str, Any]) -> dict[str, float]:
@@ -134,7 +158,8 @@ def override_weights(inputs: Mapping[str, Any]) -> dict[str, float]:
     for item in items:
         if is_map(item) and isinstance(item.get("instance_type"), str):
             weight = number(item.get("weighted_capacity"))
-            out[item["instance_type"]] = weight if isinstance(weight, float) and weight > 0 else 1.0
+            name = canonical_instance_type(item["instance_type"])
+            out[name] = weight if isinstance(weight, float) and weight > 0 else 1.0
     return out
 
 

@@ -61,11 +61,31 @@ def per_gpu_hour(t: InstanceType) -> str:
 @lru_cache(maxsize=8)
 def gpu_families(catalog: Catalog) -> frozenset[str]:
     """Families that carry GPUs: a type of such a family missing from the catalog is suspect."""
-    return frozenset(t.family for t in catalog)
+    return catalog.gpu_families
 
 
 def family(instance_type: str) -> str:
     return instance_type.split(".", 1)[0]
+
+
+def not_in_catalog(name: str, catalog: Catalog) -> str:
+    """Why a GPU-family type the catalog lacks cannot be judged, and what to do."""
+    fam = family(name)
+    known = (catalog.meta.get("gpu_families_without_rows") or {}).get(fam)
+    if known:
+        why = f"{fam} carries GPUs ({known}) but the catalog has no row for it"
+    elif fam in catalog.gpu_families:
+        why = f"{fam} instances carry GPUs, but the catalog has no {name}"
+    else:
+        why = (f"{fam} is not a family the catalog knows, and p/g/gr families carry GPUs")
+    return (f"{name} is not in the GPU catalog: {why} (check the name; refresh the catalog "
+            "with gpupool catalog refresh)")
+
+
+def respelled(written: str, name: str) -> str:
+    """A type written otherwise than EC2 names it: judged as ``name``, refused by AWS as is."""
+    return (f"instance type {written!r} is not written as EC2 names types (lowercase, no "
+            f"spaces): AWS refuses it as written (InvalidParameterValue); judged as {name}")
 
 
 # Terraform blocks that Pulumi's AWS provider names in the plural (a list of objects): the

@@ -121,7 +121,7 @@ class GpuChargebackTags(Rule):
             types = ctx.plan.instance_types(change)
         else:
             types = ctx.plan.own_types(change)
-        is_gpu = any(t in ctx.catalog for t in types.known)
+        is_gpu = any(ctx.catalog.may_carry_gpu(t) for t in types.known)
         if not is_gpu and types.complete:
             return
         if change.kind is ResourceKind.AUTOSCALING_GROUP:

@@ -15,7 +15,15 @@ from gpupool.catalog import Catalog
 from gpupool.catalog.model import HOURS_PER_MONTH, GpuChange
 from policies.facts import InstanceTypes
 from policies.model import ChangeKind, ResourceChange, ResourceKind
-from policies.rules._common import cannot_verify, cost_change, count, gpus, per_gpu_hour, usd
+from policies.rules._common import (
+    cannot_verify,
+    cost_change,
+    count,
+    gpus,
+    not_in_catalog,
+    per_gpu_hour,
+    usd,
+)
 from policies.rules.base import (
     Enforcement,
     Example,
@@ -121,6 +129,36 @@ class GpuNoVerticalUpsize(Rule):
             message_contains=["g6.xlarge → g6.2xlarge", "no GPU power"],
         ),
         Example(
+            title="p3.2xlarge to p3.16xlarge: one V100 becomes eight in one host",
+            allowed=False,
+            resources=[{
+                "type": "aws:ec2/instance:Instance", "name": "trainer",
+                "old": {"instanceType": "p3.2xlarge"}, "new": {"instanceType": "p3.16xlarge"},
+            }],
+            message_contains=["p3.2xlarge → p3.16xlarge", "1 × V100 → 8 × V100",
+                              "add 7 × p3.2xlarge"],
+        ),
+        Example(
+            title="A type written in capitals is judged as the type it names",
+            allowed=False,
+            resources=[{
+                "type": "aws:ec2/instance:Instance", "name": "trainer",
+                "old": {"instanceType": "g4dn.xlarge"}, "new": {"instanceType": "G4DN.16XLARGE"},
+            }],
+            message_contains=["g4dn.xlarge → g4dn.16xlarge", "no GPU power"],
+        ),
+        Example(
+            title="A GPU-family type the catalog does not know cannot be judged, never passed",
+            allowed=False,
+            unknown=True,
+            resources=[{
+                "type": "aws:ec2/instance:Instance", "name": "legacy",
+                "old": {"instanceType": "p2.xlarge"}, "new": {"instanceType": "p2.16xlarge"},
+            }],
+            message_contains=["cannot verify", "p2.xlarge → p2.16xlarge",
+                              "p2.xlarge is not in the GPU catalog"],
+        ),
+        Example(
             title="Change to another GPU model (T4 → A10G) is information, not an upsize",
             allowed=True,
             resources=[{
@@ -177,12 +215,22 @@ class GpuNoVerticalUpsize(Rule):
                 yield Finding(change.address, cannot_verify(
                     f"{side} {reason} (was {_show(old)}, now {_show(new)})"), unknown=True)
             return
-        for a, b in _pairs(old.known, new.known, catalog):
+        pairs, unpaired = _pairs(old.known, new.known, catalog)
+        for a, b in pairs:
             delta = catalog.gpu_delta(a, b)
             if delta is not None:
                 finding = self._judge(change.address, delta, catalog, params)
                 if finding is not None:
                     yield finding
+            elif catalog.may_carry_gpu(a) and catalog.may_carry_gpu(b):
+                missing = a if catalog.get(a) is None else b
+                yield Finding(change.address, cannot_verify(
+                    f"{a} → {b}: {not_in_catalog(missing, catalog)}"), unknown=True,
+                    detail={"old": a, "new": b})
+        if unpaired:
+            yield Finding(change.address, cannot_verify(
+                f"{', '.join(unpaired)} replaced {_show(old)}: "
+                + "; ".join(not_in_catalog(t, catalog) for t in unpaired)), unknown=True)
 
     def _judge(self, address: str, d: GpuChange, catalog: Catalog, params: Params
                ) -> Finding | None:
@@ -239,7 +287,7 @@ def _more(d: GpuChange) -> str:
 
 
 def _maybe_gpu(types: InstanceTypes, catalog: Catalog) -> bool:
-    return not types.complete or any(t in catalog for t in types.known)
+    return not types.complete or any(catalog.may_carry_gpu(t) for t in types.known)
 
 
 def _show(types: InstanceTypes) -> str:
@@ -250,12 +298,17 @@ def _show(types: InstanceTypes) -> str:
 
 
 def _pairs(old: tuple[str, ...], new: tuple[str, ...], catalog: Catalog
-           ) -> list[tuple[str, str]]:
-    """Which old type each new type replaced: position for equal-length lists, else same GPU."""
+           ) -> tuple[list[tuple[str, str]], list[str]]:
+    """Which old type each new type replaced: position for equal-length lists, else same GPU.
+
+    Also the added types that could not be paired although they may carry a GPU the catalog
+    does not know, while GPU types were removed: what they replaced cannot be told.
+    """
     if len(old) == len(new):
-        return [(a, b) for a, b in zip(old, new, strict=True) if a != b]
+        return [(a, b) for a, b in zip(old, new, strict=True) if a != b], []
     removed = [t for t in old if t not in new]
     pairs = []
+    unpaired = []
     for b in (t for t in new if t not in old):
         row = catalog.get(b)
         partner = next((a for a in removed if row is not None and catalog.get(a) is not None
@@ -263,7 +316,11 @@ def _pairs(old: tuple[str, ...], new: tuple[str, ...], catalog: Catalog
         if partner is not None:
             removed.remove(partner)
             pairs.append((partner, b))
-    return pairs
+        elif row is None and catalog.may_carry_gpu(b):
+            unpaired.append(b)
+    if not any(catalog.may_carry_gpu(a) for a in removed):
+        unpaired = []
+    return pairs, unpaired
 
 
 RULE = GpuNoVerticalUpsize()

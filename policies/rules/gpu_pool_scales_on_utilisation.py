@@ -260,7 +260,7 @@ class GpuPoolScalesOnUtilisation(Rule):
     def _judge_group(self, group: ResourceChange, plan: PlanIndex, ctx: RuleContext,
                      params: Params, unlinked: list[ResourceChange]) -> Finding | None:
         types = plan.instance_types(group)
-        gpu_types = [t for t in types.known if t in ctx.catalog]
+        gpu_types = [t for t in types.known if ctx.catalog.may_carry_gpu(t)]
         if not gpu_types and types.complete:
             return None  # not a GPU group
         links = plan.policies_of(group)

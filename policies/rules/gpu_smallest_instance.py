@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pydantic import Field
 
 from policies.model import ResourceChange, ResourceKind
-from policies.rules._common import cannot_verify, family, gpu_families, usd
+from policies.rules._common import cannot_verify, not_in_catalog, respelled, usd
 from policies.rules.base import (
     Enforcement,
     Example,
@@ -105,6 +105,22 @@ class GpuSmallestInstance(Rule):
                         "new": {"instanceType": "g5.12xlarge"}}],
         ),
         Example(
+            title="A GPU-family type the catalog does not know is never a silent pass",
+            allowed=False,
+            unknown=True,
+            resources=[{"type": "aws:ec2/instance:Instance", "name": "legacy",
+                        "new": {"instanceType": "p2.8xlarge"}}],
+            message_contains=["cannot verify", "p2.8xlarge is not in the GPU catalog",
+                              "NVIDIA K80"],
+        ),
+        Example(
+            title="A type written in capitals is judged as the type it names",
+            allowed=False,
+            resources=[{"type": "aws:ec2/instance:Instance", "name": "trainer",
+                        "new": {"instanceType": "G4DN.16XLARGE"}}],
+            message_contains=["g4dn.16xlarge is not the smallest size", "g4dn.xlarge"],
+        ),
+        Example(
             title="Non-GPU types are out of scope",
             allowed=True,
             resources=[{"type": "aws:ec2/instance:Instance", "name": "bastion",
@@ -126,15 +142,18 @@ class GpuSmallestInstance(Rule):
         types = ctx.plan.own_types(change)
         if types.unknown:
             yield Finding(change.address, cannot_verify(types.unknown), unknown=True)
+        for written, name in types.respelled:
+            if catalog.may_carry_gpu(name):
+                yield Finding(change.address, cannot_verify(respelled(written, name)),
+                              unknown=True, detail={"written": written, "instance_type": name})
         for name in types.known:
             if name in params.allowed_instance_types:
                 continue
             row = catalog.get(name)
             if row is None:
-                if family(name) in gpu_families(catalog):
-                    yield Finding(change.address, cannot_verify(
-                        f"{name} is not in the GPU catalog, though {family(name)} instances "
-                        "carry GPUs (refresh the catalog: gpupool catalog refresh)"), unknown=True)
+                if catalog.may_carry_gpu(name):
+                    yield Finding(change.address, cannot_verify(not_in_catalog(name, catalog)),
+                                  unknown=True, detail={"instance_type": name})
                 continue
             if catalog.is_smallest(name):
                 continue

@@ -45,8 +45,8 @@ def test_bundled_file_records_its_sources() -> None:
 
 def test_families_of_the_brief_are_present() -> None:
     families = {t.family for t in CATALOG}
-    # g4ad is absent: DescribeInstanceTypes as carried by moto reports no GpuInfo for it.
-    assert {"g4dn", "g5", "g5g", "g6", "g6e", "p4d", "p5"} <= families
+    # g4ad and p3 come from the recorded supplement (moto's DescribeInstanceTypes lacks them).
+    assert {"g4dn", "g4ad", "g5", "g5g", "g6", "g6e", "p3", "p4d", "p5"} <= families
     assert all(t.gpu_count > 0 for t in CATALOG)
 
 

@@ -105,14 +105,69 @@ def test_bad_price_list_exits_2_naming_the_key(
     assert stderr.startswith(f"gpupool catalog: {prices}: {expected}")
 
 
-def test_region_without_a_matching_price_list_exits_2(
+def test_region_without_recorded_prices_exits_2(
     aws_env: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = main(["catalog", "refresh", "--output", str(tmp_path / "c.json"), "--region",
-                 "eu-west-1"])
+                 "ap-southeast-4"])  # a commercial region that sells no GPU type
+    _, stderr = capsys.readouterr()
+    assert code == 2
+    assert "regions: expected prices for ap-southeast-4 (recorded: af-south-1" in stderr
+
+
+def test_single_region_price_list_for_another_region_exits_2(
+    aws_env: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prices = tmp_path / "prices.json"
+    prices.write_text('{"source": "x", "generated_at": "2026-01-01", "region": "us-east-1",'
+                      ' "prices": {"g4dn.xlarge": 0.526}}')
+    code = main(["catalog", "refresh", "--output", str(tmp_path / "c.json"), "--region",
+                 "eu-west-1", "--prices", str(prices)])
     _, stderr = capsys.readouterr()
     assert code == 2
     assert "region: expected prices for eu-west-1 (the list is for us-east-1" in stderr
+
+
+def test_refresh_for_another_region_prices_it_from_the_table(
+    aws_env: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "catalog.json"
+    assert main(["catalog", "refresh", "--output", str(out), "--region", "eu-west-1"]) == 0
+    doc = json.loads(out.read_text())
+    rows = {t["instance_type"]: t for t in doc["types"]}
+    assert doc["price_region"] == "eu-west-1"
+    assert rows["g4dn.xlarge"]["price_per_hour"] == 0.587
+    assert rows["g6.xlarge"]["price_per_hour"] is None  # not sold there: unknown, never zero
+
+
+def test_supplement_fills_only_types_the_endpoint_lacks() -> None:
+    """Rows the endpoint returns win: a refresh against real EC2 that lists p3 replaces the
+    recorded supplement row with the API's."""
+    from gpupool.catalog.refresh import build_document, load_prices, load_supplement
+
+    supplement = load_supplement()
+    api_p3 = json.loads(json.dumps(next(
+        t for t in supplement["instance_types"] if t["InstanceType"] == "p3.2xlarge")))
+    api_p3["VCpuInfo"]["DefaultVCpus"] = 9  # as if the API said otherwise
+    doc = build_document([api_p3], load_prices(None, "us-east-1"), region="us-east-1",
+                         endpoint="AWS EC2 API", supplement=supplement)
+    rows = {t["instance_type"]: t for t in doc["types"]}
+    assert rows["p3.2xlarge"]["vcpus"] == 9
+    assert rows["p3.16xlarge"]["vcpus"] == 64 and rows["g4ad.xlarge"]["gpu_maker"] == "AMD"
+    assert "p3.2xlarge" not in doc["source"]["supplement"]
+    assert "p3.16xlarge" in doc["source"]["supplement"]
+    assert doc["gpu_families_without_rows"]["p2"].startswith("NVIDIA K80")
+
+
+def test_every_supplement_row_names_sources_that_are_recorded() -> None:
+    from gpupool.catalog.refresh import load_supplement
+
+    supplement = load_supplement()
+    for row in supplement["instance_types"]:
+        assert row["Sources"], row["InstanceType"]
+        for key in row["Sources"]:
+            src = supplement["sources"][key]
+            assert src["url"].startswith("https://") and src["date"][:4] in ("2023", "2026")
 
 
 def test_endpoint_that_is_not_ec2_exits_2_with_one_line(

@@ -68,9 +68,11 @@ def test_fractional_gpus_keep_their_fraction() -> None:
 
 
 def test_unpriced_types_are_denied_without_inventing_a_price() -> None:
-    [f] = run("gpu-no-vertical-upsize", instance("g7.2xlarge", "g7.4xlarge"))
+    """eu-west-1 records no g6 price (the sources sell none there): unknown, never zero."""
+    catalog = load_catalog(region="eu-west-1")
+    [f] = UPSIZE.run(changes(instance("g6.xlarge", "g6.4xlarge")), catalog)
     assert "cost change unknown (no recorded price)" in f.message
-    assert "add 1 × g7.2xlarge instead (no recorded price)" in f.message
+    assert "add 1 × g6.xlarge instead (no recorded price)" in f.message
 
 
 @pytest.mark.parametrize(("old", "new"), [
@@ -147,7 +149,8 @@ def test_partitioned_gpu_slices_compare_with_the_same_slice() -> None:
 
 
 def test_unknown_price_or_uncatalogued_gpu_type_cannot_be_verified() -> None:
-    [f] = run("gpu-smallest-instance", instance(None, "g7.4xlarge"))
+    catalog = load_catalog(region="eu-west-1")  # no g6 price recorded there
+    [f] = SMALLEST.run(changes(instance(None, "g6.4xlarge")), catalog)
     assert f.unknown and "no recorded price" in f.message
     [f] = run("gpu-smallest-instance", instance(None, "g5.96xlarge"))
     assert f.unknown and "not in the GPU catalog" in f.message
