@@ -96,6 +96,8 @@ def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     ch.add_argument("--output", metavar="FILE")
     ch.add_argument("--config", metavar="FILE", help="policy configuration (YAML)")
     ch.add_argument("--waivers", metavar="FILE", help="waivers (YAML)")
+    ch.add_argument("--today", metavar="DATE",
+                    help="judge waiver expiry as of this day, YYYY-MM-DD (default: today)")
 
 
 def _sizing_flags(p: argparse.ArgumentParser) -> None:

@@ -49,18 +49,24 @@ gpu-pool-scales-on-utilisation:     # level and camelCase parameters
 
 - **Waivers** (`gpupool check --waivers FILE`) grant an exception for one policy and a
   resource pattern (`*` and `?` match; brackets are literal, as in Terraform addresses). A
-  waived violation stays in the report but does not block. A waiver that has expired or lacks
-  an owner, a reason or an expiry date waives nothing and is itself a mandatory violation
-  (`gpupool-waiver`):
+  waived violation stays in the report but does not block. `expires` is a date (`YYYY-MM-DD`;
+  a number or a time of day is bad input) and is the **last day the waiver applies**: it still
+  waives on that day and is expired from the next. A waiver that has expired or lacks an owner,
+  a reason or an expiry date waives nothing and is itself a mandatory violation
+  (`gpupool-waiver`). Warnings (advisory `gpupool-waiver` findings, never blocking): a waiver
+  that matches no finding, one whose last day is within `expiryWarningDays` (default 14), and
+  one that waives every resource, which `resource: "*"` may do only with
+  `allowWildcard: true`. `gpupool check --today YYYY-MM-DD` judges expiry on another day:
 
 ```yaml
+expiryWarningDays: 14               # optional
 waivers:
   - id: W-12
     policy: gpu-smallest-instance
     resource: "module.training.aws_instance.bench[*]"
     owner: ml-platform
     reason: EFA benchmark until the p5 quota lands
-    expires: 2026-03-31
+    expires: 2026-03-31             # the last day it applies
 ```
 """
 

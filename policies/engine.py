@@ -1,7 +1,8 @@
 # ruff: noqa: RUF001  (the multiplication sign users read in cost notes)
 """Run the enabled rules over normalised plans, apply waivers, and price the GPU changes.
 
-One pass per plan and rule, in plan order; the plan's links (ASG ↔ launch template
+Waivers are applied and judged by :mod:`policies.waivers`. One pass per plan and rule, in plan
+order; the plan's links (ASG ↔ launch template
 ↔ scaling policy) are indexed once (:class:`policies.facts.PlanIndex`), so evaluation grows
 linearly with the plan. A rule that raises becomes a :class:`RuleError` (the check fails); it
 never takes the other rules down with it.
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date
 from functools import partial
 
@@ -21,7 +22,8 @@ from policies.model import UNKNOWN, ChangeKind, Plan, ResourceChange, ResourceKi
 from policies.result import CostLine, Result, RuleError, Violation
 from policies.rules import ALL_RULES
 from policies.rules.base import Enforcement, Finding, Rule, RuleContext
-from policies.settings import WAIVER_POLICY, PolicySettings, Settings, Waiver
+from policies.settings import PolicySettings, Settings
+from policies.waivers import judge as judge_waivers
 
 _SKIPPED = (ChangeKind.DELETE, ChangeKind.READ)
 
@@ -57,8 +59,7 @@ def evaluate(
                     _run(rule, partial(rule.check_resource, change, ctx), emit, errors,
                          change.address)
         cost.extend(cost_lines(plan, index, catalog))
-    violations.extend(waiver_violations(settings, today))
-    violations = apply_waivers(violations, settings.waivers, today)
+    violations = judge_waivers(violations, settings, today)
     return Result(
         violations=violations,
         errors=errors,
@@ -124,48 +125,6 @@ def _policy_row(rule: Rule, policy: PolicySettings) -> dict[str, str]:
         "scope": rule.meta.scope,
         "rationale": rule.meta.rationale,
     }
-
-
-# --------------------------------------------------------------------------- waivers
-
-
-def waiver_violations(settings: Settings, today: date) -> list[Violation]:
-    """Expired or incomplete waivers: each a mandatory violation that waives nothing."""
-    out = []
-    for w in settings.waivers:
-        problems = w.problems(today)
-        if problems:
-            out.append(Violation(
-                policy=WAIVER_POLICY,
-                enforcement=Enforcement.MANDATORY,
-                resource=w.id,
-                message=(f"waiver {w.id} ({w.policy} on {w.resource}) waives nothing: "
-                         f"{', '.join(problems)}; a waiver needs an owner, a reason and an "
-                         "expiry date that has not passed"),
-                resource_type="waiver",
-                source=settings.waivers_path or "",
-            ))
-    return out
-
-
-def apply_waivers(violations: Iterable[Violation], waivers: Sequence[Waiver],
-                  today: date) -> list[Violation]:
-    """Mark violations covered by an active waiver; they stay in the report, not blocking."""
-    active: dict[str, list[Waiver]] = {}
-    for w in waivers:
-        if not w.problems(today):
-            active.setdefault(w.policy, []).append(w)
-    out = []
-    for v in violations:
-        match = next((w for w in active.get(v.policy, ()) if w.matches(v.policy, v.resource)),
-                     None)
-        if match is None:
-            out.append(v)
-            continue
-        info = {"id": match.id, "owner": match.owner, "reason": match.reason,
-                "expires": match.expires.isoformat() if match.expires else None}
-        out.append(replace(v, waived_by=match.id, detail={**v.detail, "waiver": info}))
-    return out
 
 
 # --------------------------------------------------------------------------- cost

@@ -13,31 +13,57 @@ serves ``gpupool check --config`` and the CrossGuard pack::
 
 Precedence: a policy's own level, then ``all``, then the rule's default. The waivers YAML::
 
+    expiryWarningDays: 14                  # optional: warn this many days before an expiry
     waivers:
       - id: W-12
         policy: gpu-smallest-instance
         resource: "module.training.aws_instance.*"   # glob (* and ?) on the address
         owner: ml-platform
         reason: EFA benchmark until the p5 quota lands
-        expires: 2026-03-31
+        expires: 2026-03-31                # the LAST day it applies (inclusive)
+      - id: W-13
+        policy: gpu-chargeback-tags
+        resource: "*"                      # every resource: only with allowWildcard
+        allowWildcard: true
+        owner: finops
+        reason: tags arrive with the new account baseline
+        expires: 2026-02-28
 
-A waiver that is expired, or lacks owner, reason or expires, waives nothing and is itself a
-mandatory violation (see :func:`waiver_problems`); a file of the wrong shape is bad input.
+Waivers are judged as of today (``gpupool check --today DATE`` for another day):
+
+- ``expires`` is a date (``YYYY-MM-DD``; a number or a time of day is bad input) and is the last
+  day the waiver applies: it waives on that day and is expired from the next one.
+- ``owner`` and ``reason`` are strings. A waiver that is expired, or lacks an owner, a reason or
+  an expiry (or has blank ones), waives nothing and is itself a mandatory violation (see
+  :mod:`policies.waivers`); a file of the wrong shape is bad input.
+- ``resource: "*"`` (a pattern of stars only, which matches every resource) is bad input unless
+  the waiver says ``allowWildcard: true``; such a waiver is reported as a warning every run.
+- A waiver that matches no finding, or expires within ``expiryWarningDays`` (default 14), is a
+  warning (advisory), so stale and soon-to-lapse exceptions are seen before they matter.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from fnmatch import fnmatchcase
-from pathlib import Path
 from typing import Any, Final
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    field_validator,
+)
 
 from gpupool.errors import InputError
+from gpupool.yamlio import quote, read_yaml
 from policies.rules import ALL_RULES, rule_ids
 from policies.rules.base import Enforcement, RuleParams
 
@@ -46,6 +72,7 @@ LEVEL_KEY: Final = "enforcementLevel"
 BASELINE_KEY: Final = "baseline"  # the CrossGuard pack's old-inputs file; check has its own
 REQUIRE_BASELINE_KEY: Final = "requireBaseline"  # the pack's fail-closed switch for baselines
 WAIVER_POLICY: Final = "gpupool-waiver"
+EXPIRY_WARNING_KEY: Final = "expiryWarningDays"
 _LEVELS: Final = ", ".join(e.value for e in Enforcement)
 
 
@@ -59,21 +86,44 @@ class PolicySettings:
 class Waiver(BaseModel):
     """One exception: a policy, a resource pattern, and who answers for it until when."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, coerce_numbers_to_str=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     id: str = Field(min_length=1)
-    policy: str = Field(min_length=1)
-    resource: str = Field(min_length=1)
-    owner: str | None = None
-    reason: str | None = None
-    expires: date | None = None
+    policy: StrictStr = Field(min_length=1)
+    resource: StrictStr = Field(min_length=1)
+    owner: StrictStr | None = None
+    reason: StrictStr | None = None
+    expires: date | None = None  # the last day the waiver applies (inclusive)
+    allow_wildcard: StrictBool = Field(default=False, alias="allowWildcard")
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id_text(cls, value: Any) -> Any:
+        """``id: 7`` is as good an id as ``id: "7"``; booleans and floats are not ids."""
+        return str(value) if type(value) is int else value
+
+    @field_validator("expires", mode="before")
+    @classmethod
+    def _a_date(cls, value: Any) -> Any:
+        """A calendar date, never a number (pydantic would read 0 as 1970-01-01) nor a time."""
+        if value is None or type(value) is date:
+            return value
+        if isinstance(value, str) and _ISO_DATE.fullmatch(value.strip()):
+            return value.strip()
+        raise ValueError(_DATE_EXPECTED)
+
+    @property
+    def wildcard(self) -> bool:
+        """Does the pattern match every resource (``*``, ``**``)?"""
+        return set(self.resource) == {"*"}
 
     def problems(self, today: date) -> list[str]:
         """Why this waiver waives nothing (empty when it is active)."""
         out = [f"no {k}" for k in ("owner", "reason", "expires")
                if not str(getattr(self, k) or "").strip()]
         if self.expires is not None and self.expires < today:
-            out.append(f"expired on {self.expires.isoformat()}")
+            out.append(f"expired: its last day was {self.expires.isoformat()} "
+                       "(the expiry day is included)")
         return out
 
     def matches(self, policy: str, address: str) -> bool:
@@ -85,13 +135,20 @@ class Waiver(BaseModel):
         return address == self.resource or fnmatchcase(address, _literal_brackets(self.resource))
 
 
+_ISO_DATE: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATE_EXPECTED: Final = "expected a date YYYY-MM-DD (the last day the waiver applies)"
+DEFAULT_EXPIRY_WARNING_DAYS: Final = 14
+
+
 def _literal_brackets(pattern: str) -> str:
     return "".join("[[]" if ch == "[" else "[]]" if ch == "]" else ch for ch in pattern)
 
 
 class _WaiverFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
     waivers: list[Waiver]
+    expiry_warning_days: StrictInt = Field(default=DEFAULT_EXPIRY_WARNING_DAYS, ge=0, le=3650,
+                                           alias="expiryWarningDays")
 
 
 @dataclass(frozen=True)
@@ -101,6 +158,8 @@ class Settings:
     config_path: str | None = None
     waivers_path: str | None = None
     notes: tuple[str, ...] = field(default=())  # things worth telling the user, not errors
+    # warn about a waiver this many days before its last day
+    expiry_warning_days: int = DEFAULT_EXPIRY_WARNING_DAYS
 
     @classmethod
     def default(cls) -> Settings:
@@ -113,8 +172,10 @@ class Settings:
     def params(self, rule_id: str) -> RuleParams:
         return self.policies[rule_id].params
 
-    def with_waivers(self, waivers: tuple[Waiver, ...], path: str | None = None) -> Settings:
-        return Settings(self.policies, waivers, self.config_path, path, self.notes)
+    def with_waivers(self, waivers: tuple[Waiver, ...], path: str | None = None,
+                     expiry_warning_days: int = DEFAULT_EXPIRY_WARNING_DAYS) -> Settings:
+        return replace(self, waivers=waivers, waivers_path=path,
+                       expiry_warning_days=expiry_warning_days)
 
 
 def load_settings(config_path: str | None, waivers_path: str | None) -> Settings:
@@ -123,27 +184,11 @@ def load_settings(config_path: str | None, waivers_path: str | None) -> Settings
     Raises :class:`InputError` with one line per problem, each naming the file and the key.
     """
     settings = Settings.default() if config_path is None else parse_config(
-        _read_yaml(config_path), config_path)
+        read_yaml(config_path), config_path)
     if waivers_path is None:
         return settings
-    return settings.with_waivers(parse_waivers(_read_yaml(waivers_path), waivers_path),
-                                 waivers_path)
-
-
-def _read_yaml(path: str) -> Any:
-    try:
-        text = Path(path).read_text()
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: cannot read ({getattr(e, 'strerror', None) or e})") from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown place"
-        problem = getattr(e, "problem", None) or "syntax error"
-        raise InputError(f"{path}: not valid YAML ({problem} at {where})") from None
+    waivers, days = parse_waiver_file(read_yaml(waivers_path), waivers_path)
+    return settings.with_waivers(waivers, waivers_path, days)
 
 
 def _level(value: Any, path: str, key: str, problems: list[str]) -> Enforcement | None:
@@ -237,8 +282,13 @@ def _param_problems(err: ValidationError, path: str, rid: str,
 
 def parse_waivers(doc: Any, path: str) -> tuple[Waiver, ...]:
     """Validate a waivers document; structural problems are bad input, not violations."""
+    return parse_waiver_file(doc, path)[0]
+
+
+def parse_waiver_file(doc: Any, path: str) -> tuple[tuple[Waiver, ...], int]:
+    """The waivers of a document and its ``expiryWarningDays``; InputError on bad input."""
     if doc is None:
-        return ()
+        return (), DEFAULT_EXPIRY_WARNING_DAYS
     if not isinstance(doc, Mapping) or "waivers" not in doc:
         raise InputError(f"{path}: expected a mapping with a 'waivers' list")
     try:
@@ -253,12 +303,16 @@ def parse_waivers(doc: Any, path: str) -> tuple[Waiver, ...]:
         if w.id in seen:
             problems.append(f"{path}: waivers[{i}].id: duplicate waiver id {w.id!r}")
         seen.add(w.id)
+        if w.wildcard and not w.allow_wildcard:
+            problems.append(f"{path}: waivers[{i}].resource: {w.resource!r} waives {w.policy} "
+                            "on every resource; expected a narrower pattern, or "
+                            "allowWildcard: true to mean it")
         if w.policy not in known:
             problems.append(f"{path}: waivers[{i}].policy: unknown policy ID {w.policy!r} "
                             f"(known: {', '.join(known)})")
     if problems:
         raise InputError(problems)
-    return tuple(parsed.waivers)
+    return tuple(parsed.waivers), parsed.expiry_warning_days
 
 
 def _waiver_problem(path: str, e: Mapping[str, Any]) -> str:
@@ -267,9 +321,17 @@ def _waiver_problem(path: str, e: Mapping[str, Any]) -> str:
     kind = e["type"]
     if kind == "missing":
         return f"{path}: {key}: required key is missing"
+    got = quote(e.get("input"))
     if kind == "extra_forbidden":
+        if len(loc) == 1:
+            return f"{path}: {key}: unknown key (expected waivers, {EXPIRY_WARNING_KEY})"
         return (f"{path}: {key}: unknown key (expected id, policy, resource, owner, reason, "
-                "expires)")
-    if kind.startswith("date"):
-        return f"{path}: {key}: expected a date YYYY-MM-DD, got {e.get('input')!r}"
-    return f"{path}: {key}: {e['msg']}, got {e.get('input')!r}"
+                "expires, allowWildcard)")
+    if kind.startswith("date") or loc[-1] == "expires":
+        return f"{path}: {key}: {_DATE_EXPECTED}, got {got}"
+    if kind in ("string_type", "string_too_short"):
+        return f"{path}: {key}: expected a non-empty string, got {got}"
+    if kind == "bool_type":
+        return f"{path}: {key}: expected true or false, got {got}"
+    msg = str(e["msg"]).removeprefix("Value error, ")
+    return f"{path}: {key}: {msg}, got {got}"

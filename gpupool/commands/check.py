@@ -14,6 +14,7 @@ import os
 import sys
 import tempfile
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,12 +37,13 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("nothing to check: give one or more PLAN_FILEs (terraform show -json, "
                          "pulumi preview --json, gpupool plan --format json) or --stack STACK")
 
+    today = _today(getattr(args, "today", None))
     settings, plans = _load_inputs(args, plans_given)
 
     from policies.engine import evaluate
 
     try:
-        result = evaluate(plans, settings)
+        result = evaluate(plans, settings, today=today)
     except Exception as e:  # an engine bug: the check fails, loudly, in one line
         if os.environ.get(DEBUG_ENV):
             raise
@@ -85,6 +87,16 @@ def _load_inputs(args: argparse.Namespace, plan_files: list[str]) -> tuple[Setti
         raise InputError(problems)
     assert settings is not None
     return settings, plans
+
+
+def _today(given: str | None) -> date | None:
+    """``--today YYYY-MM-DD``: the day waiver expiry is judged on (tests, or a dry run)."""
+    if given is None:
+        return None
+    try:
+        return date.fromisoformat(given.strip())
+    except ValueError:
+        raise InputError(f"--today: expected a date YYYY-MM-DD, got {given[:40]!r}") from None
 
 
 def with_waiver_detail(result: Result, settings: Settings) -> Result:

@@ -160,7 +160,8 @@ def test_waivers_reach_every_report(tmp_path: Path) -> None:
     waivers.write_text(
         "waivers:\n"
         + "".join(
-            f"  - id: W-{i}\n    policy: {p}\n    resource: '*'\n    owner: ml-platform\n"
+            f"  - id: W-{i}\n    policy: {p}\n    resource: '*'\n    allowWildcard: true\n"
+            "    owner: ml-platform\n"
             f"    reason: T4 bench until Q3\n    expires: 2099-12-31\n"
             for i, p in enumerate(("gpu-no-vertical-upsize", "gpu-smallest-instance"))
         )
@@ -168,9 +169,11 @@ def test_waivers_reach_every_report(tmp_path: Path) -> None:
     base = ["check", str(TF_UPSIZE), "--config", str(config), "--waivers", str(waivers)]
     doc = json.loads(run_in_process([*base, "--format", "json"]).out)
     assert doc["verdict"] == "pass" and doc["summary"]["waived"] == 6
+    assert doc["summary"]["advisory"] == 2  # each wildcard waiver is reported
     run = run_in_process([*base, "--format", "sarif"])
     assert run.code == 0
-    results = json.loads(run.out)["runs"][0]["results"]
+    results = [r for r in json.loads(run.out)["runs"][0]["results"]
+               if r["ruleId"] != "gpupool-waiver"]
     assert len(results) == 6
     for r in results:
         (s,) = r["suppressions"]
@@ -183,7 +186,7 @@ def test_waivers_reach_every_report(tmp_path: Path) -> None:
 def test_expired_waiver_is_itself_a_violation(tmp_path: Path) -> None:
     waivers = tmp_path / "waivers.yaml"
     waivers.write_text(
-        "waivers:\n  - id: W-old\n    policy: gpu-chargeback-tags\n    resource: '*'\n"
+        "waivers:\n  - id: W-old\n    policy: gpu-chargeback-tags\n    resource: 'aws_*'\n"
         "    owner: me\n    reason: r\n    expires: 2020-01-01\n"
     )
     run = run_in_process(["check", str(TF_PASS), "--waivers", str(waivers), "--format", "sarif"])

@@ -133,7 +133,7 @@ def test_active_waiver_keeps_the_violation_but_unblocks() -> None:
 
 
 @pytest.mark.parametrize(("kw", "says"), [
-    ({"expires": date(2026, 5, 31)}, "expired on 2026-05-31"),
+    ({"expires": date(2026, 5, 31)}, "expired: its last day was 2026-05-31"),
     ({"owner": None}, "no owner"),
     ({"reason": "  "}, "no reason"),
     ({"expires": None}, "no expires"),

@@ -83,7 +83,7 @@ def test_the_same_file_as_json_for_the_pack(tmp_path: Path) -> None:
     ("imdsv2-required:\n  baseline: x.json\n",
      "policy.yaml: imdsv2-required.baseline: unknown parameter"),
     ("- gpu-smallest-instance\n", "policy.yaml: expected a mapping of policy IDs"),
-    ("gpu-smallest-instance: [\n", "policy.yaml: not valid YAML"),
+    ("gpu-smallest-instance: [\n", "policy.yaml: expected valid YAML"),
 ])
 def test_config_errors_name_file_and_key(tmp_path: Path, text: str, expected: str) -> None:
     found = problems(write(tmp_path, "policy.yaml", text))
@@ -128,7 +128,8 @@ def test_waivers_parse_match_and_judge_themselves(tmp_path: Path) -> None:
     assert every.matches("ebs-encrypted", 'aws_instance.gpu["a"]')
     assert not every.matches("ebs-encrypted", "aws_instance.gpux")
     assert w1.problems(date(2026, 3, 31)) == []
-    assert w1.problems(date(2026, 4, 1)) == ["expired on 2026-03-31"]
+    assert w1.problems(date(2026, 4, 1)) == [
+        "expired: its last day was 2026-03-31 (the expiry day is included)"]
     assert w7.problems(date(2026, 1, 1)) == ["no owner", "no reason", "no expires"]
 
 
@@ -137,7 +138,8 @@ def test_waivers_parse_match_and_judge_themselves(tmp_path: Path) -> None:
     ("waivers:\n  - policy: ebs-encrypted\n    resource: x\n",
      "waivers.yaml: waivers[0].id: required key is missing"),
     ("waivers:\n  - {id: a, policy: ebs-encrypted, resource: x, expires: 31/03/2026}\n",
-     "waivers.yaml: waivers[0].expires: expected a date YYYY-MM-DD, got '31/03/2026'"),
+     "waivers.yaml: waivers[0].expires: expected a date YYYY-MM-DD (the last day the waiver "
+     "applies), got '31/03/2026'"),
     ("waivers:\n  - {id: a, policy: ebs, resource: x}\n",
      "waivers.yaml: waivers[0].policy: unknown policy ID 'ebs'"),
     ("waivers:\n  - {id: a, policy: ebs-encrypted, resource: x, team: y}\n",
