@@ -89,9 +89,12 @@ def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                   "offline. Exit 0: nothing blocks; 1: a mandatory violation; 2: bad input.",
                   ["gpupool check plan.json", "gpupool check --stack dev --base origin/main",
                    "gpupool check preview.json --format sarif --output gpupool.sarif"])
-    ch.add_argument("plans", metavar="PLAN_FILE", nargs="*")
-    ch.add_argument("--stack", metavar="STACK")
-    ch.add_argument("--base", metavar="GIT_REF", help="with --stack: diff against this git ref")
+    ch.add_argument("plans", metavar="PLAN_FILE", nargs="*",
+                    help="plan files to check; - reads one from standard input")
+    ch.add_argument("--stack", metavar="STACK", action="append",
+                    help="plan this stack offline and check it (repeat for several stacks)")
+    ch.add_argument("--base", metavar="GIT_REF",
+                    help="with --stack: diff each stack against this git ref")
     ch.add_argument("--format", choices=FORMATS_CHECK, default="text")
     ch.add_argument("--output", metavar="FILE")
     ch.add_argument("--config", metavar="FILE", help="policy configuration (YAML)")
@@ -199,7 +202,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader of stdout went away (`| head -1`): not a failure
+        from gpupool.output import stdout_gone
+
+        stdout_gone()
         return 0
 
 

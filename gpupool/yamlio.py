@@ -23,6 +23,7 @@ from typing import Any, Final
 import yaml
 
 from gpupool.errors import InputError
+from gpupool.inputs import read_bytes
 
 MAX_BYTES: Final = 8 * 1024 * 1024
 MAX_DEPTH: Final = 64
@@ -145,7 +146,7 @@ def read_yaml(path: str | Path, shown: str | None = None) -> Any:
     try:
         if p.is_file() and p.stat().st_size > MAX_BYTES:
             raise InputError(f"{shown}: expected a YAML file of at most {MAX_BYTES // 2**20} MiB")
-        raw = p.read_bytes()
+        raw = read_bytes(p, shown, limit=MAX_BYTES)  # a FIFO with no writer times out
     except FileNotFoundError:
         raise InputError(f"{shown}: no such file") from None
     except IsADirectoryError:

@@ -262,8 +262,7 @@ def refresh(
         types, prices_doc, region=region, endpoint=describe_endpoint(endpoint_url, headers),
         supplement=load_supplement(),
     )
-    try:
-        output.write_text(json.dumps(doc, indent=1) + "\n")
-    except OSError as e:
-        raise InputError(f"{output}: cannot write ({e.strerror})") from None
+    from gpupool.output import write_output
+
+    write_output(output, json.dumps(doc, indent=1) + "\n")  # whole or not at all
     return doc

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from gpupool.catalog import Catalog, InstanceType, load_catalog
 from gpupool.errors import InputError
+from gpupool.output import write_stdout
 
 SMALLEST_MARK = "◆"
 TIMES = "\u00d7"  # multiplication sign, as in "1 x T4"
@@ -46,10 +46,11 @@ def _group_order(t: InstanceType) -> tuple[str, int, str, float, int, str]:
 
 
 def render_text(catalog: Catalog, types: list[InstanceType]) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    from gpupool.output import console as output_console
+
+    console = output_console()
     if not console.is_terminal:
         console.width = max(console.width, 150)  # a pipe should get whole rows, not wrapped cells
     table = Table(header_style="bold")
@@ -108,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     catalog = load_catalog()
     types = select(catalog, args.gpu)
     if args.format == "json":
-        sys.stdout.write(json.dumps(rows(catalog, types), indent=1) + "\n")
+        write_stdout(json.dumps(rows(catalog, types), indent=1) + "\n")
     else:
         render_text(catalog, types)
     return 0

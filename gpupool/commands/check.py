@@ -12,13 +12,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpupool.errors import InputError
+from gpupool.output import write_output, write_stdout
 
 if TYPE_CHECKING:  # the policy engine, sources and rich load only when the command runs
     from policies.model import Plan
@@ -30,6 +30,9 @@ DEBUG_ENV = "GPUPOOL_DEBUG"  # set to see the traceback behind an internal error
 
 def run(args: argparse.Namespace) -> int:
     plans_given: list[str] = list(args.plans or [])
+    args.stack = list(dict.fromkeys(_stacks(args.stack)))  # every --stack, each once
+    if plans_given.count("-") > 1:
+        raise InputError("-: standard input can be read only once; give it as one PLAN_FILE")
     if args.base and not args.stack:
         raise InputError("--base GIT_REF needs --stack STACK: it names the ref the stack is "
                          "planned at to diff against the working tree")
@@ -82,7 +85,11 @@ def _load_inputs(args: argparse.Namespace, plan_files: list[str]) -> tuple[Setti
     if args.stack and not problems:  # planning a stack is slow: only once the rest is sound
         from policies.sources.diff import plan_stack
 
-        plans.append(plan_stack(args.stack, base=args.base, cwd=Path.cwd()))
+        for stack in args.stack:
+            try:
+                plans.append(plan_stack(stack, base=args.base, cwd=Path.cwd()))
+            except InputError as e:
+                problems += e.problems
     if problems:
         raise InputError(problems)
     assert settings is not None
@@ -97,6 +104,13 @@ def _today(given: str | None) -> date | None:
         return date.fromisoformat(given.strip())
     except ValueError:
         raise InputError(f"--today: expected a date YYYY-MM-DD, got {given[:40]!r}") from None
+
+
+def _stacks(given: str | list[str] | None) -> list[str]:
+    """``--stack`` is repeatable; a Namespace built by hand may hold one name."""
+    if given is None:
+        return []
+    return [given] if isinstance(given, str) else list(given)
 
 
 def with_waiver_detail(result: Result, settings: Settings) -> Result:
@@ -134,11 +148,11 @@ def _emit(result: Result, args: argparse.Namespace) -> None:
         color, width = _terminal()
     text = render(result, args.format, color=color, width=width, root=repo_root(Path.cwd()))
     if args.output:
-        write_atomically(Path(args.output), text)
+        write_output(args.output, text)
         sys.stderr.write(f"gpupool check: {verdict_line(result)}; {args.format} report written "
                          f"to {args.output}\n")
     else:
-        _write_stdout(text)
+        write_stdout(text)
 
 
 def _terminal() -> tuple[bool, int | None]:
@@ -160,36 +174,3 @@ def repo_root(start: Path) -> Path:
     return start
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write the report whole or not at all: a CI step must never upload half a SARIF file."""
-    directory = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
-    except OSError as e:
-        raise InputError(f"--output {path}: cannot write there ({e.strerror or e})") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError as e:
-        Path(tmp).unlink(missing_ok=True)
-        raise InputError(f"--output {path}: cannot write there ({e.strerror or e})") from None
-
-
-def _write_stdout(text: str) -> None:
-    try:
-        try:
-            sys.stdout.write(text)
-        except UnicodeEncodeError:  # a stdout that cannot encode "→": degrade, do not crash
-            encoding = sys.stdout.encoding or "ascii"
-            sys.stdout.write(text.encode(encoding, "replace").decode(encoding))
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # The reader went away (`| head`). The verdict, not the pipe, decides the exit code:
-        # a failing check must not exit 0 under `set -o pipefail`. Point stdout at /dev/null
-        # so the interpreter's final flush does not raise again.
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError, AttributeError):
-            pass

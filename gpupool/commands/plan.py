@@ -2,21 +2,23 @@
 
 Runs the Pulumi program in-process under the mock runtime (``infra.offline``) and shows what the
 stack would create, its GPU capacity envelope and its cost envelope. JSON is the
-``gpupool-plan`` document the policy engine reads. With ``--output`` the plan goes to the file
-and stdout gets one summary line. Pulumi and rich are imported only here, and only when needed.
+``gpupool-plan`` document the policy engine reads. With ``--output`` the plan goes where the path
+points (``gpupool.output.write_output``: files atomically, devices and FIFOs written through)
+and stdout gets one summary line (stderr, when the plan itself went to stdout). Pulumi and
+rich are imported only here, and only when needed.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
-from collections.abc import Callable
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from gpupool.config import load_stack
-from gpupool.errors import InputError
+from gpupool.output import console as output_console
+from gpupool.output import write_output, write_stdout
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -34,37 +36,33 @@ def run(args: argparse.Namespace) -> int:
     plan = run_offline(loaded)
     if args.format == "json":
         text = json.dumps(plan.to_document(), indent=2, sort_keys=True) + "\n"
-        _emit(args.output, lambda out: out.write(text), plan)
+    elif args.output is None:
+        render_text(plan, sys.stdout, color=True)  # rich decides whether stdout is a terminal
+        return 0
     else:
-        _emit(args.output, lambda out: render_text(plan, out, color=args.output is None), plan)
-    return 0
-
-
-def _emit(output: str | None, write: Callable[[IO[str]], object], plan: OfflinePlan) -> None:
-    if output is None:
-        write(sys.stdout)
-        return
-    path = Path(output)
-    try:
-        with path.open("w", encoding="utf-8") as f:
-            write(f)
-    except OSError as e:
-        raise InputError(f"--output: cannot write {output} ({e.strerror})") from None
+        buf = io.StringIO()
+        render_text(plan, buf, color=False)
+        text = buf.getvalue()
+    if args.output is None:
+        write_stdout(text)
+        return 0
+    to_stdout = write_output(args.output, text)
     env = plan.envelope
-    sys.stdout.write(
-        f"wrote {output}: stack {plan.stack}, {sum(r.custom for r in plan.resources)} resources, "
+    status = sys.stderr if to_stdout else sys.stdout  # never mixed into the plan itself
+    status.write(
+        f"wrote {args.output}: stack {plan.stack}, "
+        f"{sum(r.custom for r in plan.resources)} resources, "
         f"GPUs {_num(env.gpus_min)}-{_num(env.gpus_max)}, "
         f"{_price(env.per_hour_min)}-{_price(env.per_hour_max)} $/h\n"
     )
+    return 0
 
 
 # --------------------------------------------------------------------------- text
 
 
 def render_text(plan: OfflinePlan, out: IO[str], *, color: bool = True) -> None:
-    from rich.console import Console
-
-    console = Console(file=out, no_color=not color, highlight=False, soft_wrap=False)
+    console = output_console(file=out, no_color=not color, highlight=False, soft_wrap=False)
     if not console.is_terminal:
         console.width = max(console.width, 140)
     custom = sum(r.custom for r in plan.resources)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+from gpupool.inputs import shown_name
 from policies.model import Plan
 from policies.sources import offline, pulumi_events, pulumi_preview, terraform
 from policies.sources.reading import JsonLines, fail, problem, read_json
@@ -106,7 +107,7 @@ def load_plan(path: str | Path) -> Plan:
     The cyclic garbage collector is paused meanwhile: parsing allocates millions of acyclic
     containers, and the collector rescanning them made a 100k-resource plan 2-3x slower.
     """
-    origin = str(path)
+    origin = shown_name(path)  # `-` (standard input) is shown as <stdin>
     enabled = gc.isenabled()
     gc.disable()
     try:

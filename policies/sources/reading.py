@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from gpupool.errors import InputError
+from gpupool.inputs import read_bytes
 
 _JSON_TYPES: dict[type, str] = {
     dict: "object",
@@ -106,7 +107,7 @@ def read_json(path: Path, origin: str) -> Any:
     caller decides whether that is a stream it reads (Pulumi engine events) or refuses.
     """
     try:
-        raw = path.read_bytes()
+        raw = read_bytes(path, origin, allow_stdin=True)  # `-` is stdin; FIFOs time out
     except IsADirectoryError:
         raise problem(f"{origin}: is a directory, expected a plan file") from None
     except OSError as e:

@@ -51,7 +51,7 @@ def test_every_gpupool_check_in_the_workflow_parses_with_the_cli(
         line = re.sub(r"\$\{\{[^}]*\}\}", "dev", line).replace('"${config[@]}"', "")
         argv = shlex.split(line.replace('"$BASE"', "origin/main"))
         args = build_parser().parse_args(argv[argv.index("check"):])
-        assert (args.stack, args.base) == ("dev", "origin/main")
+        assert (args.stack, args.base) == (["dev"], "origin/main")
         formats.add(args.format)
     assert formats == {"sarif", "markdown"}
 

@@ -1,0 +1,154 @@
+"""Where commands read and write, as a shell user wires them (issue 7, items 9 and 10):
+``--output`` to devices and descriptors, ``-`` for standard input, FIFOs that never hang,
+closed pipes, and ``--stack`` given more than once."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from cli_support import ROOT, TF_PASS, TF_UPSIZE, run_in_process, run_process
+
+from gpupool.output import _resolve
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("FORCE_COLOR", "CLICOLOR_FORCE", "GPUPOOL_DEBUG")}
+    return env | {"PYTHONPATH": str(ROOT)} | extra
+
+
+# -- --output writes through -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("alias", ["/dev/stdout", "/dev/fd/1", "-"])
+def test_check_output_to_stdout_reaches_stdout(alias: str) -> None:
+    if alias != "-":  # never let a regression replace the machine's /dev/stdout by a file
+        assert _resolve(alias)[0] == 1
+    run = run_process(["check", str(TF_UPSIZE), "--format", "json", "--output", alias])
+    assert run.code == 1, run.err
+    assert json.loads(run.out)["verdict"] == "fail"
+    assert os.path.islink("/dev/stdout")
+
+
+def test_plan_output_to_stdout_is_the_plan_alone() -> None:
+    """The summary line moves to stderr, so `--output /dev/stdout` pipes clean JSON."""
+    assert _resolve("/dev/stdout")[0] == 1
+    run = run_process(["plan", "dev", "--format", "json", "--output", "/dev/stdout"])
+    assert run.code == 0, run.err
+    assert json.loads(run.out)["kind"] == "gpupool-plan"
+    assert run.err.startswith("wrote /dev/stdout: stack dev, ")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a device node needs root")
+def test_check_output_to_a_device_keeps_the_device(tmp_path: Path) -> None:
+    null = tmp_path / "null"
+    os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    run = run_in_process(["check", str(TF_PASS), "--format", "sarif", "--output", str(null)])
+    assert run.code == 0, run.err
+    assert stat.S_ISCHR(null.lstat().st_mode)
+
+
+def test_check_output_into_a_fifo_reaches_its_reader(tmp_path: Path) -> None:
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    run = run_in_process(["check", str(TF_PASS), "--format", "json", "--output", str(fifo)])
+    reader.join(10)
+    assert run.code == 0, run.err
+    assert json.loads(got[0])["verdict"] == "pass"
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+# -- closed pipes ---------------------------------------------------------------------------
+
+
+def _closed_pipe(args: list[str]) -> tuple[int, str]:
+    """Run with stdout a pipe whose reader is gone before anything is written (`| head -1`
+    once it has its line)."""
+    r, w = os.pipe()
+    p = subprocess.Popen([sys.executable, "-m", "gpupool", *args], cwd=ROOT, env=_env(),
+                         stdout=w, stderr=subprocess.PIPE, text=True)
+    os.close(w)
+    os.close(r)
+    _, err = p.communicate(timeout=120)
+    return p.returncode, err
+
+
+@pytest.mark.parametrize("args", [["catalog"], ["catalog", "--format", "json"],
+                                  ["plan", "dev"], ["plan", "dev", "--format", "json"]],
+                         ids=" ".join)
+def test_a_closed_pipe_is_not_a_failure(args: list[str]) -> None:
+    code, err = _closed_pipe(args)
+    assert (code, err) == (0, "")
+
+
+def test_check_keeps_its_verdict_on_a_closed_pipe() -> None:
+    assert _closed_pipe(["check", str(TF_UPSIZE)]) == (1, "")
+
+
+# -- standard input and FIFOs ---------------------------------------------------------------
+
+
+def test_dash_reads_the_plan_from_standard_input() -> None:
+    p = subprocess.run([sys.executable, "-m", "gpupool", "check", "-", "--format", "json"],
+                       cwd=ROOT, env=_env(), input=TF_UPSIZE.read_bytes(), capture_output=True,
+                       timeout=120)
+    assert p.returncode == 1, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["summary"]["sources"] == ["<stdin>"] and doc["summary"]["mandatory"] == 7
+
+
+def test_dash_twice_is_refused() -> None:
+    run = run_in_process(["check", "-", "-"])
+    assert run.code == 2 and run.err_lines == [
+        "gpupool check: -: standard input can be read only once; give it as one PLAN_FILE"]
+
+
+def test_a_fifo_plan_is_read_once_its_writer_comes(tmp_path: Path) -> None:
+    fifo = tmp_path / "plan.fifo"
+    os.mkfifo(fifo)
+
+    def writer() -> None:
+        time.sleep(0.3)  # the check is already waiting
+        fifo.write_bytes(TF_UPSIZE.read_bytes())
+
+    threading.Thread(target=writer).start()
+    run = run_in_process(["check", str(fifo), "--format", "json"])
+    assert run.code == 1, run.err
+    assert json.loads(run.out)["summary"]["mandatory"] == 7
+
+
+@pytest.mark.parametrize("option", ["plan", "--waivers", "--config"])
+def test_a_fifo_nobody_writes_to_fails_in_time(option: str, tmp_path: Path) -> None:
+    fifo = tmp_path / "input.fifo"
+    os.mkfifo(fifo)
+    args = ["check", str(fifo)] if option == "plan" else ["check", str(TF_PASS), option, str(fifo)]
+    start = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "gpupool", *args], cwd=ROOT,
+                       env=_env(GPUPOOL_FIFO_TIMEOUT="0.5"), capture_output=True, text=True,
+                       timeout=60)
+    assert time.monotonic() - start < 30
+    assert p.returncode == 2
+    assert p.stderr == (f"gpupool check: {fifo}: is a named pipe (FIFO) and no process wrote to "
+                        "it within 0.5 s; start the writer first, or set GPUPOOL_FIFO_TIMEOUT\n")
+
+
+# -- several stacks ----------------------------------------------------------------------
+
+
+def test_every_stack_given_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    run = run_in_process(["check", "--stack", "dev", "--stack", "staging", "--format", "json"])
+    assert run.code == 0, run.err
+    assert json.loads(run.out)["summary"]["sources"] == [
+        "stack dev (working tree)", "stack staging (working tree)"]
