@@ -192,16 +192,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if name == "catalog" and getattr(args, "catalog_command", None) == "refresh":
         name = "catalog_refresh"
     from gpupool.errors import InputError
+    from gpupool.interrupt import Terminated, signals_unwind
 
     try:
-        module = importlib.import_module(f"gpupool.commands.{name.replace('-', '_')}")
-        return int(module.run(args))
+        with signals_unwind():  # SIGTERM cleans up (worktrees, temp dirs, children) like Ctrl-C
+            module = importlib.import_module(f"gpupool.commands.{name.replace('-', '_')}")
+            return int(module.run(args))
     except InputError as e:
         for line in e.problems:
             sys.stderr.write(f"gpupool {args.command}: {line}\n")
         return 2
     except KeyboardInterrupt:
+        sys.stderr.write(f"gpupool {args.command}: stopped by SIGINT\n")
         return 130
+    except Terminated as e:
+        sys.stderr.write(f"gpupool {args.command}: stopped by {e}\n")
+        return e.exit_code
     except BrokenPipeError:  # the reader of stdout went away (`| head -1`): not a failure
         from gpupool.output import stdout_gone
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,3 +49,45 @@ def aws_env(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> str:
         monkeypatch.delenv(key, raising=False)
     assert os.environ["AWS_ENDPOINT_URL"] == moto_endpoint
     return moto_endpoint
+
+
+# --------------------------------------------------------------------------- a kit in git
+
+_GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          check=True, env={**os.environ, **_GIT_ENV})
+    return done.stdout
+
+
+def commit(repo: Path, tag: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", tag)
+    git(repo, "tag", tag)
+
+
+def make_kit_repo(repo: Path) -> Path:
+    """A throwaway git repository holding a copy of the kit (gpupool/, infra/, Pulumi.yaml,
+    stacks/) with three tagged commits: ``no-dev`` (no dev stack), ``broken`` (a typo in the
+    dev stack) and ``good``; the working tree then raises the inference pool's maxSize from 4
+    to 6. ``gpupool check --stack dev --base good`` run in it plans both sides for real."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in ("gpupool", "infra"):
+        shutil.copytree(ROOT / name, repo / name, ignore=ignore)
+    shutil.copytree(ROOT / "stacks", repo / "stacks", ignore=ignore)
+    shutil.copy(ROOT / "Pulumi.yaml", repo / "Pulumi.yaml")
+    dev = repo / "stacks" / "Pulumi.dev.yaml"
+    good = dev.read_text()
+    assert "maxSize: 4" in good
+    git(repo, "init", "-q")
+    dev.unlink()
+    commit(repo, "no-dev")
+    dev.write_text(good.replace("minSize:", "minSzie:", 1))
+    commit(repo, "broken")
+    dev.write_text(good)
+    commit(repo, "good")
+    dev.write_text(good.replace("maxSize: 4", "maxSize: 6", 1))
+    return repo

@@ -9,6 +9,7 @@ resources are UPDATEs with old and new inputs, which is what the rules need.
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -62,25 +63,27 @@ def plan_stack(stack: str, *, base: str | None, cwd: Path) -> Plan:
     cwd = cwd.resolve()
     if base is None:
         origin = f"stack {stack} (working tree)"
-        return diff_offline_plans(None, PlanRun(stack, cwd, cwd, origin).result(), origin)
+        with PlanRun(stack, cwd, cwd, origin) as run:
+            return diff_offline_plans(None, run.result(), origin)
     origin = f"stack {stack} @ {base}..worktree"
     repo = repo_root(cwd, base).resolve()
     commit = resolve_commit(repo, base)
     ref_stack, ref_file = _stack_at_ref(stack, cwd, repo)
-    head_run = PlanRun(stack, cwd, repo, f"stack {stack} (working tree)")
-    try:
-        with worktree(repo, commit) as tree:
-            if not (tree / ref_file).is_file():
-                base_doc = None  # the stack did not exist at the ref
-            else:
-                ref_cwd = tree / cwd.relative_to(repo)
-                stack_arg = str(tree / ref_stack) if ref_stack is not None else stack
-                base_run = PlanRun(stack_arg, ref_cwd, tree, f"stack {stack} @ {base}")
-                base_doc = base_run.result()
-    except BaseException:
-        head_run.abandon()
-        raise
-    return diff_offline_plans(base_doc, head_run.result(), origin)
+    # Exits run last-in first-out: the ref's plan is stopped before its worktree is removed,
+    # and nothing (run, worktree, temporary directory) outlives an error or a signal.
+    with ExitStack() as cleanup:
+        head_run = cleanup.enter_context(PlanRun(stack, cwd, repo, f"stack {stack} (working tree)"))
+        tree = cleanup.enter_context(worktree(repo, commit))
+        if not (tree / ref_file).is_file():
+            base_doc = None  # the stack did not exist at the ref
+        else:
+            ref_cwd = tree / cwd.relative_to(repo)
+            stack_arg = str(tree / ref_stack) if ref_stack is not None else stack
+            base_run = cleanup.enter_context(
+                PlanRun(stack_arg, ref_cwd, tree, f"stack {stack} @ {base}"))
+            base_doc = base_run.result()
+        head_doc = head_run.result()
+    return diff_offline_plans(base_doc, head_doc, origin)
 
 
 def _stack_at_ref(stack: str, cwd: Path, repo: Path) -> tuple[Path | None, Path]:

@@ -67,50 +67,70 @@ def resolve_commit(repo: Path, ref: str) -> str:
 @contextmanager
 def worktree(repo: Path, commit: str) -> Iterator[Path]:
     """A detached checkout of ``commit`` in a temporary directory, removed on the way out."""
-    holder = Path(tempfile.mkdtemp(prefix="gpupool-base-"))
-    tree = holder / "tree"
+    holder: Path | None = None
     try:
+        holder = Path(tempfile.mkdtemp(prefix="gpupool-base-"))
+        tree = holder / "tree"
         git(repo, "worktree", "add", "--detach", "--quiet", str(tree), commit)
         yield tree
     finally:
-        with suppress(InputError):  # a half-made worktree: remove the files, git forgets it
-            git(repo, "worktree", "remove", "--force", str(tree))
-        shutil.rmtree(holder, ignore_errors=True)
-        with suppress(InputError):
-            git(repo, "worktree", "prune")
+        if holder is not None:
+            with suppress(InputError):  # a half-made worktree: remove the files, git forgets it
+                git(repo, "worktree", "remove", "--force", str(holder / "tree"))
+            shutil.rmtree(holder, ignore_errors=True)
+            with suppress(InputError):
+                git(repo, "worktree", "prune")
 
 
 class PlanRun:
-    """One ``gpupool plan STACK --format json`` started in the background."""
+    """One ``gpupool plan STACK --format json`` started in the background.
+
+    Whoever starts one must end it: :meth:`result` waits for it, :meth:`abandon` kills it (both
+    remove its temporary directory, and both may be called again). Use it as a context manager
+    so that an exception or a signal (see ``gpupool.interrupt``) never leaves it running.
+    """
 
     def __init__(self, stack: str, cwd: Path, pythonpath: Path, label: str) -> None:
         self.label = label
+        self._proc: subprocess.Popen[str] | None = None
         self._dir = Path(tempfile.mkdtemp(prefix="gpupool-plan-"))
-        self._out = self._dir / "plan.json"
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(pythonpath), env.get("PYTHONPATH", "")) if p
-        )
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        cmd = [sys.executable, "-m", "gpupool", "plan", stack, "--format", "json",
-               "--output", str(self._out)]
         try:
-            self._proc = subprocess.Popen(
-                cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                text=True,
+            self._out = self._dir / "plan.json"
+            env = dict(os.environ)
+            env["PYTHONPATH"] = os.pathsep.join(
+                p for p in (str(pythonpath), env.get("PYTHONPATH", "")) if p
             )
-        except OSError as e:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            raise problem(f"{label}: cannot start gpupool plan ({e.strerror or e})") from None
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
+            cmd = [sys.executable, "-m", "gpupool", "plan", stack, "--format", "json",
+                   "--output", str(self._out)]
+            try:
+                self._proc = subprocess.Popen(
+                    cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                    text=True,
+                )
+            except OSError as e:
+                raise problem(f"{label}: cannot start gpupool plan ({e.strerror or e})") from None
+        except BaseException:
+            self._cleanup()
+            raise
+
+    def __enter__(self) -> PlanRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.abandon()
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._proc is None else self._proc.pid
 
     def result(self) -> Any:
         """The plan document, or an InputError with the command's first stderr line."""
+        assert self._proc is not None
         try:
             _, stderr = self._proc.communicate(timeout=PLAN_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.communicate()
-            self._cleanup()
+            self.abandon()
             raise problem(
                 f"{self.label}: gpupool plan timed out after {PLAN_TIMEOUT_S} s"
             ) from None
@@ -123,10 +143,15 @@ class PlanRun:
             self._cleanup()
 
     def abandon(self) -> None:
-        """Stop the run (another part failed) and remove its files."""
-        if self._proc.poll() is None:
-            self._proc.kill()
-        self._proc.communicate()
+        """Stop the run if it still runs (another part failed, or a signal came) and wait for
+        it, so no child outlives the check; remove its files."""
+        proc = self._proc
+        if proc is not None and proc.returncode is None:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            if proc.stderr is not None:
+                proc.stderr.close()
         self._cleanup()
 
     def _cleanup(self) -> None:

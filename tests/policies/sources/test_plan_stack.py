@@ -1,15 +1,12 @@
 """``gpupool check --stack S --base REF`` end to end: real git worktrees, real ``gpupool plan``.
 
-A throwaway repository holds a copy of the kit (gpupool/, infra/, Pulumi.yaml, stacks/) with
-three tagged commits: ``no-dev`` (no dev stack), ``broken`` (a typo in the dev stack) and
-``good``; the working tree then raises the inference pool's maxSize from 4 to 6.
+A throwaway repository holds a copy of the kit (``tests.conftest.make_kit_repo``): tags
+``no-dev``, ``broken`` and ``good``; the working tree raises the inference pool's maxSize 4 → 6.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,52 +14,20 @@ import pytest
 from gpupool.errors import InputError
 from policies.model import ChangeKind
 from policies.sources.diff import plan_stack
+from tests.conftest import git, make_kit_repo
 
 ROOT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.skipif(
     not (ROOT / "gpupool" / "commands" / "plan.py").is_file() or shutil.which("git") is None,
     reason="needs the gpupool plan command and git",
 )
-_GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
-
-
-def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                          check=True, env={**os.environ, **_GIT_ENV})
-    return done.stdout
-
-
-def _commit(repo: Path, tag: str) -> None:
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "--allow-empty", "-m", tag)
-    _git(repo, "tag", tag)
-
-
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    repo = tmp_path_factory.mktemp("kit")
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("gpupool", "infra"):
-        shutil.copytree(ROOT / name, repo / name, ignore=ignore)
-    shutil.copytree(ROOT / "stacks", repo / "stacks", ignore=ignore)
-    shutil.copy(ROOT / "Pulumi.yaml", repo / "Pulumi.yaml")
-    dev = repo / "stacks" / "Pulumi.dev.yaml"
-    good = dev.read_text()
-    assert "maxSize: 4" in good
-    _git(repo, "init", "-q")
-    dev.unlink()
-    _commit(repo, "no-dev")
-    dev.write_text(good.replace("minSize:", "minSzie:", 1))
-    _commit(repo, "broken")
-    dev.write_text(good)
-    _commit(repo, "good")
-    dev.write_text(good.replace("maxSize: 4", "maxSize: 6", 1))
-    return repo
+    return make_kit_repo(tmp_path_factory.mktemp("kit"))
 
 
 def _worktrees(repo: Path) -> int:
-    return _git(repo, "worktree", "list", "--porcelain").count("worktree ")
+    return git(repo, "worktree", "list", "--porcelain").count("worktree ")
 
 
 def test_diff_against_a_ref_gives_old_and_new_inputs(repo: Path) -> None:
