@@ -166,6 +166,57 @@ def _add_remoting(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     r.add_argument("--format", choices=("text", "json"), default="text")
 
 
+def _add_netcheck(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from gpupool.argtypes import count, non_negative, positive
+
+    port = 9801  # gpupool.netcheck.protocol.DEFAULT_PORT (not imported: keep --help light)
+    n = _command(sub, "netcheck", "measure RTT and bandwidth between a client and a GPU proxy",
+                 "Run 'serve' on the proxy host and 'probe' on the client host: small-message "
+                 "round trips (TCP_NODELAY) and bulk throughput, and with --profile the "
+                 "application's predicted overhead on this network and a verdict. See "
+                 "docs/netcheck.md.",
+                 [f"gpupool netcheck serve --bind 10.0.1.7 --port {port}",
+                  f"gpupool netcheck probe 10.0.1.7:{port} --profile app.yaml --seconds 10",
+                  f"gpupool netcheck probe 10.0.1.7:{port} --streams 4 --format json"])
+    nsub = n.add_subparsers(dest="netcheck_command", required=True, parser_class=_Parser)
+    s = _command(nsub, "serve", "run the bounded responder the probe measures against",
+                 "Echo small messages, swallow bulk streams; nothing else (no files, no "
+                 "commands). Bounded: session limit, read timeout, session length; stops "
+                 "cleanly on SIGTERM. Prints 'listening on ADDR:PORT' first.",
+                 [f"gpupool netcheck serve --bind 10.0.1.7 --port {port}"])
+    s.add_argument("--bind", default="127.0.0.1", metavar="ADDR",
+                   help="address to listen on (default 127.0.0.1: give the private IP)")
+    s.add_argument("--port", type=int, default=port, metavar="P", help=f"default {port}")
+    s.add_argument("--max-sessions", type=count, default=8, metavar="N")
+    s.add_argument("--timeout", type=positive, default=10.0, metavar="S",
+                   help="seconds a read may wait (default 10)")
+    s.add_argument("--max-seconds", type=positive, default=60.0, metavar="S",
+                   help="longest session (default 60)")
+    s.add_argument("--echo-delay-us", type=non_negative, default=0.0, metavar="D",
+                   help="add D µs before each echo (calibration; a slower network on demand)")
+    pr = _command(nsub, "probe", "measure RTT and bandwidth to a netcheck server",
+                  "Round trips for 40 % of --seconds, then bulk streams for the rest. With "
+                  "--profile: the predicted overhead at the median RTT and the measured "
+                  "bandwidth, and a verdict (exit 1 when the budget is not met).",
+                  [f"gpupool netcheck probe 10.0.1.7:{port} --profile app.yaml",
+                   f"gpupool netcheck probe 10.0.1.7:{port} --cloudwatch "
+                   "--dimension AutoScalingGroupName=proxies"])
+    pr.add_argument("target", metavar="HOST:PORT")
+    pr.add_argument("--profile", metavar="F", help="application profile (YAML) to judge")
+    pr.add_argument("--max-overhead", type=positive, default=0.05, metavar="E")
+    pr.add_argument("--seconds", type=positive, default=5.0, metavar="S")
+    pr.add_argument("--streams", type=count, default=1, metavar="N",
+                    help="parallel bulk streams (default 1: what one connection gets)")
+    pr.add_argument("--message-bytes", type=count, default=64, metavar="B",
+                    help="size of a round-trip message (default 64, at most 65536)")
+    pr.add_argument("--format", choices=("text", "json"), default="text")
+    pr.add_argument("--cloudwatch", action="store_true",
+                    help="also put the figures into CloudWatch (boto3)")
+    pr.add_argument("--namespace", default="GPUPool/Netcheck")
+    pr.add_argument("--dimension", action="append", metavar="NAME=VALUE")
+    pr.add_argument("--region", metavar="R")
+
+
 # One adder per command, in the order ``gpupool --help`` lists them.
 COMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...] = (
     _add_validate,
@@ -174,6 +225,7 @@ COMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], 
     _add_check,
     _add_estimate,
     _add_remoting,
+    _add_netcheck,
 )
 
 

@@ -175,6 +175,16 @@ def _replayed(profile: Profile, net: NetworkGiven, eps: float, top: int,
     return out
 
 
+def overhead_at(profile: Profile, rtt_us: float, bandwidth_gbps: float) -> float:
+    """The predicted overhead alone (no solving, no what-ifs), by the profile's model."""
+    if profile.trace is None:
+        return budget.predicted_overhead(profile, rtt_us, bandwidth_gbps)
+    from gpupool.remoting import replay
+    from gpupool.remoting.trace import load_trace
+
+    return replay.overhead(load_trace(profile.trace), replay.Network(rtt_us, bandwidth_gbps))
+
+
 def _pct(x: float) -> str:
     return f"{x * 100:.3g} %"
 

@@ -1,0 +1,159 @@
+"""``gpupool netcheck probe``: measure the round trip and the bandwidth to a netcheck server.
+
+- RTT: one connection with TCP_NODELAY on both ends; a small message (64 bytes by default,
+  the size of a remoted call's request) is sent and its echo awaited, over and over; the first
+  ``WARMUP`` round trips are dropped (connection set-up, cold caches). The figures include the
+  probe's own software overhead (a Python send and receive on each end, a few µs on loopback;
+  the floor is measured in bench/), as a remoting layer's calls include its own.
+- Bandwidth: ``streams`` connections send at once, from the client to the server (the
+  direction of ``bytes_to_gpu``), and the server times what it receives on one clock; the
+  aggregate is the bytes over the union of the streams' windows. ``--streams 1`` is what one
+  remoted connection gets: on EC2 one flow is capped below an instance's bandwidth.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpupool.errors import InputError
+from gpupool.netcheck import protocol as p
+
+WARMUP = 50
+MAX_ROUND_TRIPS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Rtt:
+    samples: int
+    p50: float
+    p99: float
+    max: float
+    min: float
+    mean: float
+
+
+@dataclass(frozen=True)
+class Bandwidth:
+    gbps: float
+    bytes: int
+    seconds: float
+    streams: int
+
+
+def parse_target(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` or ``[IPv6]:PORT`` → (host, port); InputError otherwise."""
+    host, sep, port = text.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise InputError(f"HOST:PORT: expected a host and a port such as 10.0.1.7:"
+                         f"{p.DEFAULT_PORT}, got {text!r}")
+    return host, int(port)
+
+
+def _connect(host: str, port: int, mode: int, param: int, timeout: float) -> socket.socket:
+    try:
+        conn = socket.create_connection((host, port), timeout=timeout)
+    except OSError as e:
+        raise InputError(f"{host}:{port}: cannot connect ({e.strerror or e}); is "
+                         "`gpupool netcheck serve` running there, and the port open?") from None
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        conn.sendall(p.hello(mode, param))
+        status = conn.recv(1)
+    except OSError as e:
+        conn.close()
+        raise InputError(f"{host}:{port}: no answer to the hello ({e})") from None
+    if status == p.OK:
+        return conn
+    conn.close()
+    if status == p.BUSY:
+        raise InputError(f"{host}:{port}: the server is at its session limit; try again")
+    raise InputError(f"{host}:{port}: expected a gpupool netcheck server "
+                     f"(answer {status!r} to the hello)")
+
+
+def measure_rtt(host: str, port: int, seconds: float, size: int = 64,
+                timeout: float = 5.0) -> Rtt:
+    """Round trips of ``size``-byte messages for about ``seconds``; figures in µs."""
+    conn = _connect(host, port, p.ECHO, size, timeout)
+    out = bytes(size)
+    buf = bytearray(size)
+    view = memoryview(buf)
+    samples = np.empty(MAX_ROUND_TRIPS, dtype=np.int64)
+    n = 0
+    clock = time.perf_counter_ns
+    try:
+        end = clock() + int(seconds * 1e9)
+        while n < MAX_ROUND_TRIPS:
+            t0 = clock()
+            conn.sendall(out)
+            got = 0
+            while got < size:
+                k = conn.recv_into(view[got:])
+                if k == 0:
+                    raise ConnectionError("the server closed the connection")
+                got += k
+            t1 = clock()
+            samples[n] = t1 - t0
+            n += 1
+            if t1 >= end and n > WARMUP + 10:
+                break
+    except OSError as e:
+        raise InputError(f"{host}:{port}: round trips failed after {n} ({e})") from None
+    finally:
+        conn.close()
+    us = samples[WARMUP:n] / 1000.0
+    return Rtt(samples=len(us), p50=float(np.percentile(us, 50)),
+               p99=float(np.percentile(us, 99)), max=float(us.max()), min=float(us.min()),
+               mean=float(us.mean()))
+
+
+def measure_bandwidth(host: str, port: int, seconds: float, streams: int = 1,
+                      timeout: float = 5.0) -> Bandwidth:
+    """Aggregate client→server throughput of ``streams`` connections for about ``seconds``."""
+    conns = [_connect(host, port, p.SINK, 0, timeout) for _ in range(streams)]
+    results: list[tuple[int, int, int] | BaseException] = [ValueError("no result")] * streams
+    start = threading.Barrier(streams)
+    chunk = memoryview(bytes(p.CHUNK))
+
+    def send(i: int, conn: socket.socket) -> None:
+        try:
+            start.wait(timeout)
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                conn.sendall(chunk)
+            conn.shutdown(socket.SHUT_WR)
+            conn.settimeout(timeout + seconds)
+            data = b""
+            while len(data) < p.RESULT.size:
+                more = conn.recv(p.RESULT.size - len(data))
+                if not more:
+                    raise ConnectionError("the server closed before its result")
+                data += more
+            results[i] = p.RESULT.unpack(data)
+        except BaseException as e:  # reported below, in the main thread
+            results[i] = e
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=send, args=(i, c), daemon=True)
+               for i, c in enumerate(conns)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    failed = [r for r in results if isinstance(r, BaseException)]
+    if failed:
+        raise InputError(f"{host}:{port}: bulk transfer failed ({failed[0]})")
+    done = [r for r in results if not isinstance(r, BaseException)]
+    total = sum(r[0] for r in done)
+    window = (max(r[2] for r in done) - min(r[1] for r in done)) / 1e9
+    if window <= 0 or total == 0:
+        raise InputError(f"{host}:{port}: too little data to time; give more --seconds")
+    return Bandwidth(gbps=total * 8 / window / 1e9, bytes=total, seconds=window,
+                     streams=streams)

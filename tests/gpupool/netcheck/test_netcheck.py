@@ -1,0 +1,214 @@
+"""``gpupool netcheck``: the probe's figures on loopback and between namespaces, the server's
+bounds, the verdict with a profile, and CloudWatch through a moto server."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import subprocess
+import time
+
+import pytest
+from netcheck_support import ROOT, ServerProcess, gpupool_cmd, limit_rate
+
+from gpupool.errors import InputError
+from gpupool.netcheck import protocol as p
+from gpupool.netcheck.probe import measure_bandwidth, measure_rtt, parse_target
+from gpupool.netcheck.server import Server
+
+RESNET = ROOT / "examples" / "profiles" / "resnet50-inference.yaml"
+BERT = ROOT / "examples" / "profiles" / "bert-inference.yaml"
+
+
+def probe_json(*args: str, netns: str | None = None, env: dict | None = None
+               ) -> tuple[int, dict, str]:
+    cmd = gpupool_cmd("netcheck", "probe", *args, "--format", "json")
+    if netns:
+        cmd = ["ip", "netns", "exec", netns, *cmd]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
+    return proc.returncode, (json.loads(proc.stdout) if proc.stdout else {}), proc.stderr
+
+
+def test_loopback_round_trips_and_bandwidth(server: Server) -> None:
+    host, port = server.address
+    rtt = measure_rtt(host, port, seconds=0.3)
+    assert rtt.samples > 100
+    assert 0 < rtt.min <= rtt.p50 <= rtt.p99 <= rtt.max
+    bw = measure_bandwidth(host, port, seconds=0.3, streams=2)
+    assert bw.gbps > 0.1 and bw.streams == 2 and bw.bytes > 0
+
+
+def test_a_known_echo_delay_shows_in_every_round_trip() -> None:
+    plain = ServerProcess()
+    delayed = ServerProcess("--echo-delay-us", "1500")
+    try:
+        base = measure_rtt(plain.host, plain.port, seconds=0.4)
+        slow = measure_rtt(delayed.host, delayed.port, seconds=0.6)
+    finally:
+        plain.stop()
+        delayed.stop()
+    assert slow.min >= 1500  # no round trip can beat the delay
+    # the median moves by the delay: what is added once per round trip is measured once
+    assert slow.p50 - base.p50 == pytest.approx(1500, abs=250)
+
+
+def test_sigterm_stops_the_server_cleanly() -> None:
+    srv = ServerProcess()
+    conn = socket.create_connection((srv.host, srv.port), timeout=2)
+    conn.sendall(p.hello(p.ECHO, 64))
+    assert conn.recv(1) == p.OK
+    started = time.monotonic()
+    code = srv.stop(timeout=5)
+    assert code == 0 and time.monotonic() - started < 4.5
+    assert "stopped" in srv.proc.stdout.read()
+    conn.close()
+
+
+def test_the_session_limit_refuses_the_next_client() -> None:
+    srv = Server("127.0.0.1", 0, max_sessions=1, log=lambda line: None)
+    import threading
+
+    t = threading.Thread(target=srv.serve_forever, kwargs={"grace": 0.2}, daemon=True)
+    t.start()
+    host, port = srv.address
+    holder = socket.create_connection((host, port), timeout=2)
+    holder.sendall(p.hello(p.ECHO, 64))
+    assert holder.recv(1) == p.OK
+    with pytest.raises(InputError, match="session limit"):
+        measure_rtt(host, port, seconds=0.1)
+    holder.close()
+    time.sleep(0.3)  # the slot frees when the session ends
+    assert measure_rtt(host, port, seconds=0.1).samples > 0
+    srv.stop()
+    t.join(3)
+
+
+@pytest.mark.parametrize("junk", [b"GET / HTTP/1.1\r\n\r\n", p.hello(p.ECHO, 10**6),
+                                  p.hello(9, 0), b"GPNC\x07\x01\x00\x00\x00\x00\x00\x40"])
+def test_anything_but_a_hello_is_refused(server: Server, junk: bytes) -> None:
+    conn = socket.create_connection(server.address, timeout=2)
+    conn.sendall(junk)
+    assert conn.recv(1) == p.BAD
+    with contextlib.suppress(ConnectionResetError):  # closed: an end, or a reset (bytes unread)
+        assert conn.recv(1) == b""
+    conn.close()
+
+
+def test_idle_and_long_sessions_are_cut() -> None:
+    import threading
+
+    srv = Server("127.0.0.1", 0, idle_timeout=0.3, max_seconds=0.5, log=lambda line: None)
+    t = threading.Thread(target=srv.serve_forever, kwargs={"grace": 0.2}, daemon=True)
+    t.start()
+    idle = socket.create_connection(srv.address, timeout=3)
+    started = time.monotonic()
+    assert idle.recv(1) == b""  # said nothing: closed after the read timeout
+    assert time.monotonic() - started < 2
+    busy = socket.create_connection(srv.address, timeout=3)
+    busy.sendall(p.hello(p.ECHO, 8))
+    assert busy.recv(1) == p.OK
+    started = time.monotonic()
+    with pytest.raises(OSError):  # echoes stop at the session's time limit
+        while time.monotonic() - started < 3:
+            busy.sendall(b"12345678")
+            if busy.recv(8) == b"":
+                raise ConnectionResetError("closed")
+    assert time.monotonic() - started < 2
+    srv.stop()
+    t.join(3)
+
+
+def test_probe_json_with_a_profile_judges_the_budget(server: Server) -> None:
+    host, port = server.address
+    code, r, err = probe_json(f"{host}:{port}", "--seconds", "0.6", "--profile", str(RESNET),
+                              "--max-overhead", "1000")
+    assert code == 0, err
+    assert {"rtt_us", "bandwidth_gbps", "predicted_overhead", "verdict"} <= r.keys()
+    assert {"p50", "p99"} <= r["rtt_us"].keys() and r["verdict"] == "pass"
+    assert r["model"] == "trace-replay" and r["profile"] == "resnet50-inference"
+    assert 0 < r["predicted_overhead"] <= r["predicted_overhead_at_p99"]
+    # the same budget as gpupool remoting's at the figures the probe measured
+    from gpupool.remoting import load_profile
+    from gpupool.remoting.assess import NetworkGiven, assess
+
+    same = assess(load_profile(RESNET), NetworkGiven(r["rtt_us"]["p50"], r["bandwidth_gbps"]),
+                  1000)
+    assert same["predicted_overhead"] == pytest.approx(r["predicted_overhead"])
+    code, r, _ = probe_json(f"{host}:{port}", "--seconds", "0.3", "--profile", str(BERT))
+    assert code == 1 and r["verdict"] == "fail" and r["model"] == "first-order"
+    # 12,000 sync calls at the median RTT and 1.5 GB at the bandwidth, over 2 s
+    expected = (12000 * r["rtt_us"]["p50"] * 1e-6 + 1.2e10 / (r["bandwidth_gbps"] * 1e9)) / 2
+    assert r["predicted_overhead"] == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["localhost"], "expected a host and a port"),
+    (["127.0.0.1:1"], "127.0.0.1:1: cannot connect"),
+    (["127.0.0.1:1", "--profile", "missing.yaml"], "missing.yaml: no such file"),
+])
+def test_probe_bad_input_is_one_line(args: list[str], message: str) -> None:
+    proc = subprocess.run(gpupool_cmd("netcheck", "probe", *args), cwd=ROOT,
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_parse_target_takes_ipv6() -> None:
+    assert parse_target("[::1]:9801") == ("::1", 9801)
+    assert parse_target("proxy.internal:80") == ("proxy.internal", 80)
+    with pytest.raises(InputError):
+        parse_target("10.0.0.1:99999")
+
+
+def test_cloudwatch_gets_the_figures(server: Server, aws_env: str) -> None:
+    import os
+
+    import boto3
+
+    host, port = server.address
+    code, r, err = probe_json(f"{host}:{port}", "--seconds", "0.4", "--cloudwatch",
+                              "--dimension", "AutoScalingGroupName=proxies",
+                              env=dict(os.environ))
+    assert code == 0, err
+    assert r["cloudwatch"] == {"namespace": "GPUPool/Netcheck", "metrics": 4}
+    cw = boto3.client("cloudwatch", region_name="us-east-1")
+    dims = [{"Name": "Target", "Value": f"{host}:{port}"},
+            {"Name": "AutoScalingGroupName", "Value": "proxies"}]
+    names = {m["MetricName"] for m in cw.list_metrics(Namespace="GPUPool/Netcheck")["Metrics"]
+             if m["Dimensions"] == dims}
+    assert names == {"RttP50", "RttP99", "RttMax", "Bandwidth"}
+    stats = cw.get_metric_statistics(
+        Namespace="GPUPool/Netcheck", MetricName="RttP50", Dimensions=dims,
+        StartTime=time.time() - 600, EndTime=time.time() + 600, Period=60,
+        Statistics=["Maximum"])
+    assert stats["Datapoints"][0]["Maximum"] == pytest.approx(r["rtt_us"]["p50"])
+    assert stats["Datapoints"][0]["Unit"] == "Microseconds"
+
+
+# ----------------------------------------------------------------- between two namespaces
+
+
+@pytest.mark.parametrize("mbit", [100, 400])
+def test_bandwidth_between_namespaces_within_15_percent_of_tbf(netns_pair, mbit: int) -> None:
+    limit_rate(netns_pair, mbit)
+    srv = ServerProcess(netns=netns_pair.server, bind=netns_pair.server_ip)
+    try:
+        code, r, err = probe_json(srv.target, "--seconds", "1.5", netns=netns_pair.client)
+    finally:
+        assert srv.stop() == 0
+    assert code == 0, err
+    assert r["bandwidth_gbps"] == pytest.approx(mbit / 1000, rel=0.15)
+    assert r["rtt_us"]["samples"] > 100 and r["rtt_us"]["p50"] > 0
+
+
+def test_namespaces_are_isolated_from_the_host(netns_pair) -> None:
+    # the server in the namespace is not reachable from the host's network stack
+    srv = ServerProcess(netns=netns_pair.server, bind=netns_pair.server_ip)
+    try:
+        with pytest.raises(OSError):
+            socket.create_connection((netns_pair.server_ip, srv.port), timeout=0.5)
+    finally:
+        srv.stop()
+
+
