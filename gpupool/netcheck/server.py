@@ -42,8 +42,8 @@ def _recv_exact(conn: socket.socket, view: memoryview) -> bool:
 def _wait_us(delay_us: float) -> None:
     """Wait ``delay_us`` precisely: sleep most of it, spin the rest (sleep overshoots)."""
     end = time.perf_counter_ns() + int(delay_us * 1000)
-    if delay_us > 300:
-        time.sleep((delay_us - 200) / 1e6)
+    if delay_us > 1000:  # sleep overshoots by tens to hundreds of µs on a busy machine
+        time.sleep((delay_us - 600) / 1e6)
     while time.perf_counter_ns() < end:
         pass
 

@@ -149,19 +149,20 @@ def _replayed(profile: Profile, net: NetworkGiven, eps: float, top: int,
     }
     out: dict[str, Any] = {}
     r, b = net.rtt_us, net.bandwidth_gbps
+    rp = replay.Replayer(trace)  # prepared once for every replay below
     if r is not None and b is not None:
-        out["predicted_overhead"] = replay.overhead(trace, replay.Network(r, b), local_us)
+        out["predicted_overhead"] = replay.overhead(rp, replay.Network(r, b), local_us)
     if b is not None:
-        out["rtt_max_us"] = replay.rtt_max_us(trace, b, eps, local_us)
+        out["rtt_max_us"] = replay.rtt_max_us(rp, b, eps, local_us)
     if r is not None:
-        out["bandwidth_min_gbps"] = replay.bandwidth_min_gbps(trace, r, eps, local_us)
+        out["bandwidth_min_gbps"] = replay.bandwidth_min_gbps(rp, r, eps, local_us)
     # the what-ifs are replayed at the network given, or at the budget's edge when one figure
     # is missing (there the overhead is ε, and the table shows how far below ε each change goes)
     at_r = r if r is not None else out.get("rtt_max_us")
     at_b = b if b is not None else out.get("bandwidth_min_gbps")
     if at_r is not None and at_b and math.isfinite(at_r) and math.isfinite(at_b):
         net_at = replay.Network(at_r, at_b)
-        now = replay.overhead(trace, net_at, local_us)
+        now = replay.overhead(rp, net_at, local_us)
         result["what_if"] = {
             "rtt_us": at_r,
             "bandwidth_gbps": at_b,
@@ -169,7 +170,7 @@ def _replayed(profile: Profile, net: NetworkGiven, eps: float, top: int,
             "rows": [
                 {"calls": w.calls, "count": w.count, "as_async": w.as_async,
                  "as_local": w.as_local}
-                for w in replay.what_if(trace, net_at, top, local_us)
+                for w in replay.what_if(rp, net_at, top, local_us)
             ],
         }
     return out

@@ -258,10 +258,16 @@ def replay_reference(trace: Trace, net: Network | None) -> float:
     return max(complete, queue)
 
 
-def overhead(trace: Trace, net: Network, local_us: float | None = None) -> float:
+def prepared(trace: Trace | Replayer) -> Replayer:
+    """A :class:`Replayer` for the trace (itself when it is one already)."""
+    return trace if isinstance(trace, Replayer) else Replayer(trace)
+
+
+def overhead(trace: Trace | Replayer, net: Network, local_us: float | None = None) -> float:
     """Slowdown of the remote run against the local one (0.05 = 5 %; negative = faster)."""
-    local_us = local_time_us(trace) if local_us is None else local_us
-    return run_time_us(trace, net) / local_us - 1.0
+    rp = prepared(trace)
+    local_us = local_time_us(rp.trace) if local_us is None else local_us
+    return rp.run_time_us(net) / local_us - 1.0
 
 
 def _largest_within(
@@ -310,15 +316,15 @@ def _largest_within(
     return lo
 
 
-def rtt_max_us(trace: Trace, bandwidth_gbps: float, max_overhead: float,
+def rtt_max_us(trace: Trace | Replayer, bandwidth_gbps: float, max_overhead: float,
                local_us: float | None = None) -> float | None:
     """Largest RTT (µs) with the replayed overhead ≤ ``max_overhead`` at ``bandwidth_gbps``.
 
     None when even a zero RTT exceeds the budget; ``math.inf`` when no RTT would.
     """
-    local_us = local_time_us(trace) if local_us is None else local_us
-    replayer = Replayer(trace)
-    syncs = max(trace.count(SYNC), 1)
+    replayer = prepared(trace)
+    local_us = local_time_us(replayer.trace) if local_us is None else local_us
+    syncs = max(int(np.count_nonzero(replayer.kind == SYNC)), 1)
     return _largest_within(
         lambda r: replayer.run_time_us(Network(r, bandwidth_gbps)),
         (1.0 + max_overhead) * local_us,
@@ -327,14 +333,15 @@ def rtt_max_us(trace: Trace, bandwidth_gbps: float, max_overhead: float,
     )
 
 
-def bandwidth_min_gbps(trace: Trace, rtt_us: float, max_overhead: float,
+def bandwidth_min_gbps(trace: Trace | Replayer, rtt_us: float, max_overhead: float,
                        local_us: float | None = None) -> float | None:
     """Least bandwidth (Gbit/s) with the replayed overhead ≤ ``max_overhead`` at ``rtt_us``.
 
     None when even an infinite bandwidth exceeds the budget; 0.0 when any bandwidth will do.
     """
+    replayer = prepared(trace)
+    trace = replayer.trace
     local_us = local_time_us(trace) if local_us is None else local_us
-    replayer = Replayer(trace)
 
     def at(w: float) -> float:  # w = 1 / bandwidth in Gbit/s
         return replayer.run_time_us(Network(rtt_us, math.inf if w == 0 else 1.0 / w))
@@ -357,7 +364,7 @@ class WhatIf:
     as_local: float | None  # overhead with them answered from a shadow; None: not applicable
 
 
-def what_if(trace: Trace, net: Network, top: int = 3,
+def what_if(trace: Trace | Replayer, net: Network, top: int = 3,
             local_us: float | None = None) -> list[WhatIf]:
     """What turning the costliest SYNC call names ASYNC, or LOCAL, would leave of the overhead.
 
@@ -366,14 +373,14 @@ def what_if(trace: Trace, net: Network, top: int = 3,
     offered. A call that queues GPU work (block_us > 0) is not offered as a shadow: a shadow
     answers without the proxy, and the GPU work would be lost.
     """
+    base = prepared(trace)
+    trace = base.trace
     local_us = local_time_us(trace) if local_us is None else local_us
-    sync = (trace.kind == SYNC) & (trace.blocking != CPU_BLOCKING)
+    sync = (base.kind == SYNC) & (trace.blocking != CPU_BLOCKING)
     cost = np.where(sync, net.rtt_us + 8.0 * (trace.bytes_to_gpu + trace.bytes_from_gpu)
                     / net.bits_per_us, 0.0)
     per_name = np.bincount(trace.name, weights=cost, minlength=len(trace.names))
     ranked = [int(k) for k in np.argsort(-per_name, kind="stable") if per_name[k] > 0][:top]
-
-    base = Replayer(trace)
 
     def after(changed: Replayer) -> float:
         return changed.run_time_us(net) / local_us - 1.0

@@ -9,6 +9,7 @@ test fails.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -93,10 +94,13 @@ def need_netns() -> None:
         pytest.skip("iproute2 (ip, tc) is not installed")
 
 
-@pytest.fixture
-def netns_pair() -> Iterator[NetnsPair]:
-    """Two namespaces joined by a veth pair: 10.213.x.1 (client) and 10.213.x.2 (server)."""
-    need_netns()
+@contextlib.contextmanager
+def make_netns_pair() -> Iterator[NetnsPair]:
+    """Two namespaces joined by a veth pair: 10.213.x.1 (client) and 10.213.x.2 (server).
+
+    Deleted on the way out, whatever happened inside (deleting a namespace deletes its end of
+    the veth pair, and with it the pair).
+    """
     tag = uuid.uuid4().hex[:6]
     a, b = f"gpnc-{tag}-c", f"gpnc-{tag}-s"
     dev_a, dev_b = f"gpc{tag}", f"gps{tag}"
@@ -116,8 +120,15 @@ def netns_pair() -> Iterator[NetnsPair]:
             _ip("-n", ns, "link", "set", "lo", "up")
         yield NetnsPair(a, b, dev_a, ip_a, ip_b)
     finally:
-        for ns in made:  # deleting a namespace deletes its end of the veth pair, and the pair
+        for ns in made:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=10)
+
+
+@pytest.fixture
+def netns_pair() -> Iterator[NetnsPair]:
+    need_netns()
+    with make_netns_pair() as pair:
+        yield pair
 
 
 def limit_rate(pair: NetnsPair, mbit: int) -> None:
