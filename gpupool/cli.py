@@ -101,29 +101,36 @@ def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     ch.add_argument("--waivers", metavar="FILE", help="waivers (YAML)")
     ch.add_argument("--today", metavar="DATE",
                     help="judge waiver expiry as of this day, YYYY-MM-DD (default: today)")
+    ch.add_argument("--teams", metavar="FILE",
+                    help="teams file for team-gpu-quota (stacks/teams.yaml); not read by default")
 
 
-def _sizing_flags(p: argparse.ArgumentParser) -> None:
-    """The model and workload flags ``estimate`` and ``new-stack`` share."""
+def _sizing_flags(p: argparse.ArgumentParser, defaults: bool = True) -> None:
+    """The model and workload flags ``estimate`` and ``new-stack`` share (``new-stack`` takes
+    its defaults from the template, so it passes ``defaults=False``)."""
+
+    def d(value: object) -> object:
+        return value if defaults else None
+
     model = p.add_mutually_exclusive_group()
     model.add_argument("--model-config", metavar="FILE",
                        help="a Hugging Face config.json (dense decoder or encoder)")
     model.add_argument("--params", metavar="N", help="parameter count, such as 7B or 125M")
-    p.add_argument("--dtype", choices=("fp32", "bf16", "fp16", "int8", "int4"), default="fp16")
-    p.add_argument("--mode", choices=("inference", "training"), default="inference")
-    p.add_argument("--batch", type=int, default=1, metavar="B")
+    p.add_argument("--dtype", choices=("fp32", "bf16", "fp16", "int8", "int4"), default=d("fp16"))
+    p.add_argument("--mode", choices=("inference", "training"), default=d("inference"))
+    p.add_argument("--batch", type=int, default=d(1), metavar="B")
     p.add_argument("--seq-len", type=int, metavar="L",
                    help="tokens per sequence (default: the model's context, at most 8192)")
-    p.add_argument("--optimizer", choices=("adam", "adamw", "sgd"), default="adamw")
+    p.add_argument("--optimizer", choices=("adam", "adamw", "sgd"), default=d("adamw"))
     p.add_argument("--gradient-checkpointing", action="store_true",
                    help="training: keep only each layer's input, recompute the rest")
     p.add_argument("--eager-attention", action="store_true",
                    help="attention scores are materialised (no FlashAttention / SDPA)")
-    p.add_argument("--headroom", type=float, default=0.10, metavar="F",
+    p.add_argument("--headroom", type=float, default=d(0.10), metavar="F",
                    help="fraction kept free for allocator fragmentation (default 0.10)")
-    p.add_argument("--overhead-gib", type=float, default=0.5, metavar="G",
+    p.add_argument("--overhead-gib", type=float, default=d(0.5), metavar="G",
                    help="CUDA context and framework workspace per GPU (default 0.5)")
-    p.add_argument("--arch", choices=("x86_64", "arm64", "any"), default="x86_64")
+    p.add_argument("--arch", choices=("x86_64", "arm64", "any"), default=d("x86_64"))
 
 
 def _add_estimate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -217,6 +224,32 @@ def _add_netcheck(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     pr.add_argument("--region", metavar="R")
 
 
+def _add_new_stack(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    n = _command(sub, "new-stack", "write a team's GPU stack from a template, sized and in quota",
+                 "Render a template (inference-service, batch-training, notebook, or a template "
+                 "file) into stacks/Pulumi.<team>-<env>.yaml on the cheapest GPU the team may use "
+                 "that holds the model, validated, within the team's GPU quota and monthly "
+                 "budget from stacks/teams.yaml. Anything over quota or budget, or a GPU the "
+                 "team may not use, is refused (exit 2). See docs/self-service.md.",
+                 ["gpupool new-stack research dev --template inference-service "
+                  "--model-config config.json --max-gpus 4",
+                  "gpupool new-stack research prod --template batch-training --params 1.1B",
+                  "gpupool new-stack research dev --template notebook --output -"])
+    n.add_argument("team", metavar="TEAM", help="a team of stacks/teams.yaml")
+    n.add_argument("env", metavar="ENV", choices=("dev", "staging", "prod", "sandbox", "test"),
+                   help="dev, staging, prod, sandbox or test")
+    n.add_argument("--template", required=True, metavar="NAME",
+                   help="inference-service, batch-training, notebook, or a template file")
+    n.add_argument("--max-gpus", type=int, metavar="N", help="GPUs at max size")
+    n.add_argument("--gpu", metavar="MODEL", help="this GPU model (one the team may use)")
+    _sizing_flags(n, defaults=False)
+    n.add_argument("--region", default="us-east-1")
+    n.add_argument("--teams", metavar="FILE", help="teams file (default: stacks/teams.yaml)")
+    n.add_argument("--output", metavar="FILE",
+                   help="where to write (default: stacks/Pulumi.<team>-<env>.yaml; - for stdout)")
+    n.add_argument("--force", action="store_true", help="replace an existing stack file")
+
+
 # One adder per command, in the order ``gpupool --help`` lists them.
 COMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...] = (
     _add_validate,
@@ -226,6 +259,7 @@ COMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], 
     _add_estimate,
     _add_remoting,
     _add_netcheck,
+    _add_new_stack,
 )
 
 

@@ -72,6 +72,11 @@ def _load_inputs(args: argparse.Namespace, plan_files: list[str]) -> tuple[Setti
         settings = load_settings(args.config, args.waivers)
     except InputError as e:
         problems += e.problems
+    if settings is not None and getattr(args, "teams", None):
+        try:
+            settings = with_teams(settings, args.teams)
+        except InputError as e:
+            problems += e.problems
     plans: list[Plan] = []
     for name in plan_files:
         try:
@@ -111,6 +116,21 @@ def _stacks(given: str | list[str] | None) -> list[str]:
     if given is None:
         return []
     return [given] if isinstance(given, str) else list(given)
+
+
+def with_teams(settings: Settings, path: str) -> Settings:
+    """``--teams FILE``: the teams file team-gpu-quota judges by (it wins over the config's)."""
+    from gpupool.teams import load_teams
+    from policies.rules import get_rule
+    from policies.rules.team_gpu_quota import params_with_file
+
+    load_teams(path)  # every problem of the file, one line each, before the params see it
+    rule_id = get_rule("team-gpu-quota").meta.id
+    current = settings.policies[rule_id]
+    raw = current.params.model_dump(by_alias=True, exclude_defaults=True)
+    params = get_rule(rule_id).parse_params(params_with_file(raw, path))
+    return replace(settings, policies={**settings.policies,
+                                       rule_id: replace(current, params=params)})
 
 
 def with_waiver_detail(result: Result, settings: Settings) -> Result:

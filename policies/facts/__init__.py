@@ -10,13 +10,15 @@ Every extractor returns :data:`UNKNOWN` (or a result that says *why* something i
 the plan does not know a value: never a guess, never a default that would let a rule pass.
 
 One module per subject: ``values`` (reading one value), ``instances`` (instance types, metadata
-options), ``storage`` (EBS volumes), ``tags``, ``scaling`` (scaling policies) and ``index``
+options), ``storage`` (EBS volumes), ``tags``, ``scaling`` (scaling policies), ``capacity``
+(GPUs and cost at max size, chargeback tag values) and ``index``
 (:class:`PlanIndex`, the links between the resources of one plan). This package re-exports
 them, so ``from policies.facts import PlanIndex`` keeps working.
 """
 
 from __future__ import annotations
 
+from policies.facts.capacity import Capacity, gpu_capacity, tag_value
 from policies.facts.index import GroupPolicies, Link, PlanIndex
 from policies.facts.instances import (
     InstanceTypes,
@@ -44,6 +46,7 @@ from policies.facts.values import (
 )
 
 __all__ = [
+    "Capacity",
     "GroupPolicies",
     "GroupTag",
     "InstanceTypes",
@@ -57,6 +60,7 @@ __all__ = [
     "block",
     "blocks",
     "flag",
+    "gpu_capacity",
     "group_tags",
     "http_endpoint",
     "http_tokens",
@@ -71,6 +75,7 @@ __all__ = [
     "own_instance_types",
     "resource_tags",
     "scaling_policy",
+    "tag_value",
     "text",
     "volumes",
 ]

@@ -13,6 +13,7 @@ from policies.rules.gpu_no_vertical_upsize import RULE as GPU_NO_VERTICAL_UPSIZE
 from policies.rules.gpu_pool_scales_on_utilisation import RULE as GPU_POOL_SCALES
 from policies.rules.gpu_smallest_instance import RULE as GPU_SMALLEST_INSTANCE
 from policies.rules.imdsv2_required import RULE as IMDSV2_REQUIRED
+from policies.rules.team_gpu_quota import RULE as TEAM_GPU_QUOTA
 
 ALL_RULES: tuple[Rule, ...] = (
     GPU_NO_VERTICAL_UPSIZE,
@@ -21,6 +22,7 @@ ALL_RULES: tuple[Rule, ...] = (
     GPU_CHARGEBACK_TAGS,
     IMDSV2_REQUIRED,
     EBS_ENCRYPTED,
+    TEAM_GPU_QUOTA,
 )
 
 _BY_ID = {r.meta.id: r for r in ALL_RULES}

@@ -1,0 +1,67 @@
+"""Render a template into a stack file's ``config`` mapping, and write it as YAML.
+
+The rendered mapping goes through the same validation as any stack file
+(:func:`gpupool.config.parse_flat_config`) before a byte is written, so ``new-stack`` never
+writes a stack that ``gpupool validate`` would refuse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from gpupool.catalog import InstanceType
+from gpupool.config.models import GpuPoolConfig
+from gpupool.teams.models import Team
+from gpupool.teams.template import Template
+
+_POOL_ORDER = tuple(f.alias or n for n, f in GpuPoolConfig.model_fields.items())
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The GPU the stack runs on and how many of them at most."""
+
+    instance_type: InstanceType
+    max_gpus: int
+
+    @property
+    def max_instances(self) -> int:
+        return max(1, int(self.max_gpus // max(self.instance_type.gpu_count, 1)))
+
+
+def render_config(team_name: str, team: Team, environment: str, region: str,
+                  template_name: str, template: Template, choice: Choice) -> dict[str, Any]:
+    """The flat ``namespace:key`` mapping of the stack file."""
+    t = choice.instance_type
+    size = choice.max_instances
+    spec = {**template.pool_for(environment), "gpu": t.gpu_model, "arch": t.arch,
+            "maxSize": size}
+    pool: dict[str, Any] = {}
+    for key in _POOL_ORDER:  # the order of GpuPoolConfig's fields, as a reader expects
+        if key not in spec:
+            continue
+        value = spec[key]
+        if key in ("minSize", "desiredCapacity", "onDemandBase") and isinstance(value, int):
+            value = min(value, size)  # a template's floor never exceeds the quota's ceiling
+        pool[key] = value
+    return {
+        "aws:region": region,
+        "gpupool:environment": environment,
+        "gpupool:team": team_name,
+        "gpupool:costCenter": team.cost_center,
+        "gpupool:tags": {"gpupool:template": template_name},
+        "gpupool:network": template.network_for(environment),
+        "gpupool:pools": [pool],
+    }
+
+
+def stack_yaml(flat: dict[str, Any], header: Sequence[str]) -> str:
+    """The stack file's text: a comment header saying how it was made, then ``config:``."""
+    body = yaml.safe_dump({"config": flat}, sort_keys=False, default_flow_style=False,
+                          allow_unicode=True, width=100)
+    comments = "".join(f"# {line}".rstrip() + "\n" for line in header)
+    return comments + body

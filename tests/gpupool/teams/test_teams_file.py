@@ -1,0 +1,100 @@
+"""teams.yaml: validated with every problem at once, one line each, naming the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpupool.errors import InputError
+from gpupool.teams import load_teams, parse_teams
+
+ROOT = Path(__file__).resolve().parents[3]
+GOOD = {"owners": ["@acme/ml"], "costCenter": "cc-1", "allowedGpus": ["T4"],
+        "gpuQuota": {"dev": 2}, "monthlyBudgetUsd": 500}
+
+
+def test_the_kits_own_and_the_golden_teams_files_are_valid() -> None:
+    kit = load_teams(ROOT / "stacks" / "teams.yaml")
+    assert kit.require("research").quota("prod") == 16
+    assert kit.require("research").quota("sandbox") == 0  # absent environment: no GPUs
+    golden = load_teams(ROOT / "tests" / "fixtures" / "golden" / "teams.yaml")
+    assert golden.require("vision").allows("t4g")
+
+
+@pytest.mark.parametrize(("team", "expected"), [
+    ({**GOOD, "owners": []}, "teams.ab.owners: expected at least 1 item(s)"),
+    ({**GOOD, "owners": ["bob"]}, "teams.ab.owners[0]: expected a GitHub user or team"),
+    ({**GOOD, "gpuQuota": {"prod": -1}}, "teams.ab.gpuQuota.prod: expected at least 0"),
+    ({**GOOD, "gpuQuota": {"prod": 2.5}}, "teams.ab.gpuQuota.prod: expected a whole number"),
+    ({**GOOD, "gpuQuota": {"prod": True}}, "teams.ab.gpuQuota.prod: expected a whole number"),
+    ({**GOOD, "gpuQuota": {"prod": "8"}}, "teams.ab.gpuQuota.prod: expected a whole number"),
+    ({**GOOD, "gpuQuota": {"qa": 1}}, "teams.ab.gpuQuota.qa: expected an environment"),
+    ({**GOOD, "monthlyBudgetUsd": float("nan")}, "teams.ab.monthlyBudgetUsd: expected a finite"),
+    ({**GOOD, "monthlyBudgetUsd": "lots"}, "teams.ab.monthlyBudgetUsd: expected a number"),
+    ({**GOOD, "monthlyBudgetUsd": 0}, "teams.ab.monthlyBudgetUsd: expected more than 0"),
+    ({**GOOD, "allowedGpus": ["T5"]}, "teams.ab.allowedGpus[0]: expected a GPU model of the"),
+    ({**GOOD, "quota": 3}, "teams.ab.quota: expected a known key"),
+    ({k: v for k, v in GOOD.items() if k != "costCenter"}, "teams.ab.costCenter: expected a "
+     "value: this key is required"),
+])
+def test_bad_team_entries_name_the_key(team: dict[str, object], expected: str) -> None:
+    with pytest.raises(InputError) as e:
+        parse_teams({"teams": {"a1": GOOD, "ab": team}}, "teams.yaml")
+    assert [line for line in e.value.problems if expected in line], e.value.problems
+    assert all(line.startswith("teams.yaml: teams.ab") for line in e.value.problems)
+
+
+def test_whole_floats_count_as_gpus() -> None:
+    # JSON policy config reaches the CrossGuard pack as protobuf doubles: 8 arrives as 8.0
+    teams = parse_teams({"teams": {"ab": {**GOOD, "gpuQuota": {"prod": 8.0}}}}, "x")
+    assert teams.require("ab").quota("prod") == 8
+
+
+def test_every_problem_at_once() -> None:
+    with pytest.raises(InputError) as e:
+        parse_teams({"teams": {"Bad Name": GOOD, "bb": {**GOOD, "owners": [],
+                                                         "monthlyBudgetUsd": -1}}}, "t.yaml")
+    assert len(e.value.problems) == 3
+
+
+@pytest.mark.parametrize("doc", [None, [], {"team": {}}, {"teams": {}}])
+def test_wrong_shapes(doc: object) -> None:
+    with pytest.raises(InputError) as e:
+        parse_teams(doc, "t.yaml")
+    assert len(e.value.problems) == 1 and e.value.problems[0].startswith("t.yaml: ")
+
+
+def test_yaml_problems_come_from_the_shared_reader(tmp_path: Path) -> None:
+    f = tmp_path / "teams.yaml"
+    f.write_text("teams:\n  a: {}\n  a: {}\n")
+    with pytest.raises(InputError, match="appears twice"):
+        load_teams(f)
+
+
+def test_unknown_team_suggests_the_close_one() -> None:
+    teams = load_teams(ROOT / "stacks" / "teams.yaml")
+    with pytest.raises(InputError, match=r"teams\.reseach: no such team \(did you mean research"):
+        teams.require("reseach")
+
+
+def test_cache_sees_an_edited_file(tmp_path: Path) -> None:
+    import yaml
+
+    f = tmp_path / "teams.yaml"
+    f.write_text(yaml.safe_dump({"teams": {"ab": GOOD}}))
+    assert load_teams(f).require("ab").quota("dev") == 2
+    f.write_text(yaml.safe_dump({"teams": {"ab": {**GOOD, "gpuQuota": {"dev": 7}}}}) + "\n\n")
+    assert load_teams(f).require("ab").quota("dev") == 7
+
+
+def test_the_kits_own_stacks_are_within_their_teams_quotas() -> None:
+    from gpupool.teams.usage import team_usage
+
+    teams = load_teams(ROOT / "stacks" / "teams.yaml")
+    for name, team in teams.teams.items():
+        use = team_usage(name, ROOT / "stacks")
+        for env in ("dev", "staging", "prod", "sandbox", "test"):
+            assert use.gpus(env) <= team.quota(env), (name, env)
+        month = use.per_month()
+        assert month is not None and month <= team.monthly_budget_usd, name
