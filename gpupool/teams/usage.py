@@ -52,10 +52,23 @@ class TeamUse:
 
 
 def pool_uses(loaded: LoadedStack) -> list[PoolUse]:
+    """Every pool's GPUs and cost at max, per team: an AWS pool belongs to its team; a
+    Kubernetes pool's GPUs are split by its teams' namespace quotas (what each may hold)."""
     env = stack_envelope(loaded.config, loaded.instance_types)
     by_name = {p.name: p for p in loaded.config.pools}
+    clusters = {p.name: p for p in getattr(loaded.config, "kubernetes", ())}
     out = []
     for e in env.pools:
+        if getattr(e, "platform", "aws") == "kubernetes":
+            for t in clusters[e.pool].teams:
+                per_gpu = e.price_per_gpu_hour
+                out.append(PoolUse(
+                    stack=loaded.name, pool=f"{e.pool}/{t.namespace}", team=t.name,
+                    environment=loaded.config.environment, gpu_model=e.gpu_model,
+                    gpus_max=t.gpu_quota,
+                    per_month_max=None if per_gpu is None
+                    else per_gpu * t.gpu_quota * HOURS_PER_MONTH))
+            continue
         pool = by_name[e.pool]
         out.append(PoolUse(
             stack=loaded.name, pool=e.pool, team=pool.team or loaded.config.team,

@@ -106,7 +106,8 @@ class TeamGpuQuota(Rule):
             "GPUs at max size per environment and a monthly budget; a plan that lets a team's "
             "GPU instances, groups or node groups (found by their chargeback tags) grow past "
             "either is denied with the figures, so raising capacity is a reviewed change to the "
-            "teams file, not a side effect of a stack edit. GPUs and cost are counted at max "
+            "teams file, not a side effect of a stack edit; a GPU model outside the team's "
+            "allowedGpus is denied too. GPUs and cost are counted at max "
             "size over every resource of the plans checked together (one stack per plan with "
             "--stack), on-demand at the catalog's prices; a team the file does not know has no "
             "quota."
@@ -168,6 +169,18 @@ class TeamGpuQuota(Rule):
                                      "propagate_at_launch": True}]}}],
             message_contains=["team vision: $2,350.02/month at max exceeds its monthly budget "
                               "of $1,000.00", "gpu 4 × L4 (max_size 4)"],
+        ),
+        Example(
+            title="A GPU model the team may not use",
+            allowed=False,
+            params={"teams": {"research": {
+                "owners": ["@acme/research"], "costCenter": "cc-1", "allowedGpus": ["T4"],
+                "gpuQuota": {"dev": 4}, "monthlyBudgetUsd": 5000}}},
+            resources=[{"type": "aws:ec2/instance:Instance", "name": "box",
+                        "new": {"instanceType": "p5.4xlarge",
+                                "tags": {"team": "research", "environment": "dev"}}}],
+            message_contains=["team research may not use H100",
+                              "teams.research.allowedGpus: T4"],
         ),
         Example(
             title="A team the teams file does not know",
@@ -235,6 +248,15 @@ class TeamGpuQuota(Rule):
             if teams.get(team) is None:
                 strangers.setdefault(team, []).append(change)
                 continue
+            model = cap.instance_type.gpu_model if cap.instance_type is not None else None
+            member = teams.require(team)
+            if model is not None and not member.allows(model):
+                yield Finding(change.address, (
+                    f"team {team} may not use {model} ({teams.path}: teams.{team}.allowedGpus: "
+                    f"{', '.join(member.allowed_gpus)}): {change.name} runs "
+                    f"{cap.instance_type.instance_type if cap.instance_type else model}; use an "
+                    f"allowed GPU or ask the team's owners ({', '.join(member.owners)}) to "
+                    "allow it"), detail={"team": team, "gpu_model": model})
             env = tag_value(change, ctx.params.environment_tag, ctx.plan)
             budget = by_team.setdefault(team, _Share())
             if not isinstance(env, str):

@@ -16,7 +16,7 @@ GOOD = {"owners": ["@acme/ml"], "costCenter": "cc-1", "allowedGpus": ["T4"],
 
 def test_the_kits_own_and_the_golden_teams_files_are_valid() -> None:
     kit = load_teams(ROOT / "stacks" / "teams.yaml")
-    assert kit.require("research").quota("prod") == 16
+    assert kit.require("research").quota("prod") == 24
     assert kit.require("research").quota("sandbox") == 0  # absent environment: no GPUs
     golden = load_teams(ROOT / "tests" / "fixtures" / "golden" / "teams.yaml")
     assert golden.require("vision").allows("t4g")
