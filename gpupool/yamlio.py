@@ -9,7 +9,9 @@ so this reader refuses them with one line that names the file and what was expec
 - more than :data:`MAX_ALIASES` aliases in one document, or an alias that expands to more than
   :data:`MAX_ALIAS_NODES` nodes;
 - nesting deeper than :data:`MAX_DEPTH`;
-- a file larger than :data:`MAX_BYTES`, text that is not UTF-8, or a lone surrogate.
+- a file larger than :data:`MAX_BYTES`, text that is not UTF-8, or a lone surrogate (also one
+  written as an escape, ``"\\ud800"``);
+- an integer of more digits than Python converts (4,300 by default).
 
 Anything quoted in an error message is cut to :data:`QUOTE_LIMIT` characters.
 """
@@ -17,6 +19,7 @@ Anything quoted in an error message is cut to :data:`QUOTE_LIMIT` characters.
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from typing import Any, Final
 
@@ -106,6 +109,29 @@ def _construct_mapping(loader: _BoundedLoader, node: yaml.MappingNode, deep: boo
 
 
 _BoundedLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _construct_str(loader: _BoundedLoader, node: yaml.ScalarNode) -> Any:
+    """A string, unless an escape (``"\\ud800"``) made it a lone surrogate: not text."""
+    value = loader.construct_yaml_str(node)  # type: ignore[no-untyped-call]
+    if _SURROGATE.search(value):
+        raise yaml.constructor.ConstructorError(
+            None, None, "a lone surrogate escape is not text", node.start_mark)
+    return value
+
+
+def _construct_int(loader: _BoundedLoader, node: yaml.ScalarNode) -> Any:
+    """An integer, unless it has more digits than Python converts (a ValueError otherwise)."""
+    try:
+        return loader.construct_yaml_int(node)  # type: ignore[no-untyped-call]
+    except ValueError:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"a number of more than {sys.get_int_max_str_digits():,} digits",
+            node.start_mark) from None
+
+
+_BoundedLoader.add_constructor("tag:yaml.org,2002:str", _construct_str)
+_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 def where(e: yaml.YAMLError) -> str:

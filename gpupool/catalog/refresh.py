@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from gpupool import jsonio
 from gpupool.catalog.prices import (
     DEFAULT_REGION,
     PRICE_TABLE_FILE,
@@ -64,11 +65,15 @@ def load_prices(path: str | None = None, region: str = DEFAULT_REGION) -> dict[s
         return _from_table(load_price_table(), region, f"gpupool/catalog/data/{PRICE_TABLE_FILE}")
     where = path
     try:
-        doc = json.loads(Path(path).read_text())
+        doc = jsonio.loads(Path(path).read_text())
     except OSError as e:
         raise InputError(f"{where}: cannot read the price list ({e.strerror})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{where}: expected UTF-8 text") from None
     except json.JSONDecodeError as e:
         raise InputError(f"{where}: line {e.lineno}: expected JSON ({e.msg})") from None
+    except jsonio.JsonProblem as e:  # a duplicate price, NaN, 1e999, …
+        raise InputError(f"{where}: {e}") from None
     if isinstance(doc, dict) and "regions" in doc:
         return _from_table(table_from_document(doc, where), region, where)
     if not isinstance(doc, dict):

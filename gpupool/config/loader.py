@@ -16,9 +16,9 @@ from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, get_args
 
-import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from gpupool import jsonio
 from gpupool.catalog import Catalog, InstanceType, load_catalog
 from gpupool.config.models import (
     PATTERN_HINTS,
@@ -30,6 +30,7 @@ from gpupool.config.models import (
     size_problems,
 )
 from gpupool.errors import InputError
+from gpupool.yamlio import read_yaml
 
 NAMESPACE = "gpupool"  # also the project name, so unqualified keys belong to it (as in Pulumi)
 _REGION_KEY = "aws:region"
@@ -91,53 +92,19 @@ def _find_project(cwd: Path) -> Path | None:
 
 
 def _stack_config_dir(project: Path) -> str:
-    try:
-        doc = yaml.load(project.read_text(), Loader=_StrictLoader)
-    except yaml.YAMLError as e:
-        raise InputError(
-            f"{display_path(project)}: expected valid YAML ({_yaml_where(e)})"
-        ) from None
+    doc = read_yaml(project, display_path(project))
     value = doc.get("stackConfigDir", ".") if isinstance(doc, dict) else "."
     return str(value)
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate keys, which PyYAML would silently let the last win."""
-
-
-def _no_duplicates(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
-        if isinstance(key, str | int | float | bool) and key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"key {key!r} appears twice", key_node.start_mark
-            )
-        if isinstance(key, str | int | float | bool):
-            seen.add(key)
-    return loader.construct_mapping(node, deep=deep)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicates)
-
-
-def _yaml_where(e: yaml.YAMLError) -> str:
-    mark = getattr(e, "problem_mark", None)
-    problem = getattr(e, "problem", None) or "syntax error"
-    return f"line {mark.line + 1}: {problem}" if mark is not None else str(problem)
-
-
 def read_stack_file(path: Path) -> dict[str, Any]:
-    """The stack file's ``config`` mapping, flat ``namespace:key`` → value."""
+    """The stack file's ``config`` mapping, flat ``namespace:key`` → value.
+
+    Read with :func:`gpupool.yamlio.read_yaml`: duplicate keys, alias bombs, deep nesting,
+    huge numbers and lone surrogates are each one line and exit 2, never a traceback.
+    """
     shown = display_path(path)
-    try:
-        doc = yaml.load(path.read_text(), Loader=_StrictLoader)
-    except OSError as e:
-        raise InputError(f"{shown}: cannot read ({e.strerror})") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{shown}: expected a UTF-8 text file") from None
-    except yaml.YAMLError as e:
-        raise InputError(f"{shown}: expected valid YAML ({_yaml_where(e)})") from None
+    doc = read_yaml(path, shown)
     if not isinstance(doc, dict) or not isinstance(doc.get("config"), dict):
         raise InputError(f"{shown}: config: expected a mapping of Pulumi config keys")
     return dict(doc["config"])
@@ -173,7 +140,7 @@ def parse_flat_config(
             continue
         if isinstance(value, str) and value.lstrip()[:1] in ("[", "{"):
             try:  # the Pulumi engine hands structured values over as JSON text
-                value = json.loads(value)
+                value = jsonio.loads(value)
             except json.JSONDecodeError as e:
                 problems.append(
                     (
@@ -182,6 +149,10 @@ def parse_flat_config(
                         f"(line {e.lineno} column {e.colno}: {e.msg})",
                     )
                 )
+                broken.add(name)
+                continue
+            except jsonio.JsonProblem as e:  # NaN, a duplicate key, a 5,000-digit number, …
+                problems.append(((pos, -1), f"{source}: {key}: {e}"))
                 broken.add(name)
                 continue
         data[name] = value

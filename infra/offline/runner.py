@@ -15,11 +15,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gpupool.config import LoadedStack
 from gpupool.envelope import stack_envelope
 from gpupool.errors import InputError
+from gpupool.yamlio import read_yaml
 from infra.offline.fixtures import Fixture, UnansweredCall, load_fixture
 from infra.offline.monitor import FixtureMocks, Recording, RecordingEngine, RecordingMonitor
 from infra.offline.plan import OfflinePlan, PlannedResource, tree_order
@@ -37,8 +36,8 @@ def project_name(stack_file: Path) -> str:
         project = folder / "Pulumi.yaml"
         if project.is_file():
             try:
-                doc = yaml.safe_load(project.read_text()) or {}
-            except (OSError, yaml.YAMLError):
+                doc = read_yaml(project) or {}
+            except InputError:  # the stack's own checks report a broken Pulumi.yaml
                 break
             name = doc.get("name") if isinstance(doc, dict) else None
             return str(name) if name else DEFAULT_PROJECT

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from gpupool import jsonio
 from policies.model import UNKNOWN, normalise_inputs
 
 SUPPORTED_VERSIONS: Final = frozenset({1, 2, 3})  # apitype.DeploymentV1..V3: same resource shape
@@ -125,10 +126,10 @@ class BaselineCache:
             if hit is not None and hit[0] == stamp:
                 return hit[1]
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
+            document = jsonio.loads(path.read_bytes())
         except OSError as e:
             raise BaselineError(f"baseline {path}: cannot read it ({e.strerror})") from None
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:  # JsonProblem: duplicate keys, NaN, …
             raise BaselineError(f"baseline {path}: not JSON ({e})") from None
         baseline = parse_export(document, str(path))
         with self._lock:

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, NoReturn
 
+from gpupool import jsonio
 from gpupool.errors import InputError
 from gpupool.inputs import read_bytes
 
@@ -120,20 +121,20 @@ def read_json(path: Path, origin: str) -> Any:
     if not raw.strip():
         raise problem(f"{origin}: expected a JSON plan, got an empty file")
     try:
-        return json.loads(raw)
+        return jsonio.loads(raw)
     except UnicodeDecodeError:
         raise problem(f"{origin}: expected JSON text (UTF-8), got undecodable bytes") from None
-    except RecursionError:
-        raise problem(f"{origin}: expected a JSON plan, got nesting too deep to read") from None
+    except jsonio.JsonProblem as e:
+        raise problem(f"{origin}: {e}") from None
     except json.JSONDecodeError as e:
         if e.msg == "Extra data":
-            lines = _json_lines(raw)
+            lines = _json_lines(raw, origin)
             if lines is not None:
                 return lines
         raise problem(f"{origin}: {_json_problem(raw, e)}") from None
 
 
-def _json_lines(raw: bytes) -> JsonLines | None:
+def _json_lines(raw: bytes, origin: str) -> JsonLines | None:
     """Every non-blank line a JSON object, or None (then the file is just invalid JSON)."""
     docs: list[Any] = []
     numbers: list[int] = []
@@ -141,9 +142,11 @@ def _json_lines(raw: bytes) -> JsonLines | None:
         if not line.strip():
             continue
         try:
-            doc = json.loads(line)
+            doc = jsonio.loads(line)
+        except jsonio.JsonProblem as e:
+            raise problem(f"{origin}: line {n}: {e}") from None
         except (ValueError, RecursionError):
-            return None
+            return None  # not JSON lines: the caller reports the first document's problem
         if type(doc) is not dict:
             return None
         docs.append(doc)

@@ -92,8 +92,9 @@ def test_name_outside_a_project(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("config: [unclosed", "expected valid YAML (line 1: "),
-        ("config:\n  a: 1\n  a: 2\n", "expected valid YAML (line 3: key 'a' appears twice)"),
+        ("config: [unclosed", "expected valid YAML (line 1, column "),
+        ("config:\n  a: 1\n  a: 2\n",
+         "expected valid YAML (line 3, column 3: key 'a' appears twice)"),
         ("just text", "config: expected a mapping of Pulumi config keys"),
         ("config: 3", "config: expected a mapping of Pulumi config keys"),
     ],

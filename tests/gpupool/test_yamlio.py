@@ -29,6 +29,9 @@ def test_plain_documents_and_small_aliases_parse() -> None:
         ("[" * 5000 + "]" * 5000, "nesting deeper than 64 levels"),
         ("a: &a 1\nb: [" + ",".join(["*a"] * 2000) + "]", "more than 1000 aliases"),
         ("a: \ud800", "lone surrogate"),
+        ('a: "\\ud800"', "line 1, column 4: a lone surrogate escape is not text"),
+        ('"\\udc00": 1', "a lone surrogate escape is not text"),
+        ("a: " + "9" * 5000, "line 1, column 4: a number of more than 4,300 digits"),
         ("a: [", "expected valid YAML (line 1, column 5"),
     ],
 )

@@ -1,0 +1,133 @@
+"""Parse JSON the kit can trust: what ``json.loads`` lets through silently, refused in one line.
+
+Python's ``json`` module accepts input that is not JSON, or that a reader must not take at face
+value:
+
+- a key twice in one object: the second silently wins (a second ``resource_changes`` or
+  ``expires`` would replace the first unseen);
+- ``NaN``, ``Infinity``, ``-Infinity``: not JSON (RFC 8259), and a rule comparing a size with NaN
+  is always false;
+- ``1e999``: parsed as infinity;
+- a number of more than 4,300 digits (``ValueError`` from the int conversion limit), nesting
+  deeper than the interpreter's stack (``RecursionError``).
+
+:func:`loads` refuses each with a :class:`JsonProblem` whose text says where and what (without
+the file name: callers add it, as every InputError line starts with the file). The duplicate
+check is an ``object_pairs_hook`` that builds the dict and compares sizes; the pure-C parser
+stays in charge of everything else, so the cost is one small call per object.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Final
+
+MAX_DIGITS: Final = 4300  # CPython's default int_max_str_digits
+
+
+class JsonProblem(ValueError):
+    """Input that is not (trustworthy) JSON; the text names the place and the problem."""
+
+
+class _Duplicate(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Duplicate(key)
+            seen.add(key)
+    return out
+
+
+class _Constant(ValueError):
+    pass
+
+
+def _constant(name: str) -> Any:
+    raise _Constant(name)
+
+
+class _Overflow(ValueError):
+    pass
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _Overflow(text)
+    return value
+
+
+def loads(raw: bytes | str) -> Any:
+    """Parse one JSON document; :class:`JsonProblem` on anything listed in the module docstring
+    (and on invalid JSON, with json's own message, line and column)."""
+    try:
+        return json.loads(raw, object_pairs_hook=_pairs, parse_constant=_constant,
+                          parse_float=_finite)
+    except _Duplicate as e:
+        raise JsonProblem(f"{_key(e.key)}: expected each key once in an object, got it twice "
+                          "(JSON readers differ on which one wins)") from None
+    except _Constant as e:
+        raise JsonProblem(f"{_where(raw, re.escape(str(e)))}expected a JSON number, got "
+                          f"{e} (not JSON)") from None
+    except _Overflow as e:
+        raise JsonProblem(f"{_where(raw, re.escape(str(e)))}expected a finite number, got "
+                          f"{_short(str(e))} (beyond the largest double)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise  # the caller words these (it knows the file's encoding and what it expected)
+    except RecursionError:
+        raise JsonProblem("expected JSON nested to a reasonable depth, got nesting too deep "
+                          "to read") from None
+    except ValueError as e:
+        if "digits" in str(e):  # the int conversion limit
+            raise JsonProblem(f"{_where(raw, _LONG_NUMBER)}expected a "
+                              f"number of at most {MAX_DIGITS:,} digits, got a longer one"
+                              ) from None
+        raise JsonProblem(f"expected valid JSON ({e})") from None
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 24 else text[:21] + "..."
+
+
+def _key(key: str) -> str:
+    shown = json.dumps(key if len(key) <= 60 else key[:57] + "...", ensure_ascii=True)
+    return f"key {shown}"
+
+
+_LONG_NUMBER: Final = "-?[0-9]{" + str(MAX_DIGITS + 1) + ",}"
+_QUOTE: Final = b'"'
+_KEY_BEFORE: Final = re.compile(rb'"((?:[^"\\]|\\.){0,200})"\s*:\s*$')
+
+
+def _where(raw: bytes | str, token: str) -> str:
+    """``line L column C (key "k"): `` of the first ``token`` outside a string, best effort."""
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
+    # A token outside strings: after ':', '[' or ',' (and whitespace).
+    found = re.search(r"[:\[,]\s*(" + token + ")", text)
+    if found is None:
+        return ""
+    pos = found.start(1)
+    line = text.count("\n", 0, pos) + 1
+    column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    before = _KEY_BEFORE.search(text[max(0, pos - 300):pos].encode("utf-8"))
+    key = ""
+    if before is not None:
+        try:
+            key = f" ({_key(json.loads(_QUOTE + before.group(1) + _QUOTE))})"
+        except ValueError:
+            key = ""
+    return f"line {line} column {column}{key}: "
