@@ -88,15 +88,20 @@ def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                   "previews (pulumi preview --json), gpupool offline plans, or a stack planned "
                   "offline. Exit 0: nothing blocks; 1: a mandatory violation; 2: bad input.",
                   ["gpupool check plan.json", "gpupool check --stack dev --base origin/main",
-                   "gpupool check preview.json --format sarif --output gpupool.sarif"])
+                   "gpupool check preview.json --format sarif --output gpupool.sarif",
+                   "gpupool check --stack dev --format sarif=gpupool.sarif "
+                   "--format markdown=comment.md --format text"])
     ch.add_argument("plans", metavar="PLAN_FILE", nargs="*",
                     help="plan files to check; - reads one from standard input")
     ch.add_argument("--stack", metavar="STACK", action="append",
                     help="plan this stack offline and check it (repeat for several stacks)")
     ch.add_argument("--base", metavar="GIT_REF",
                     help="with --stack: diff each stack against this git ref")
-    ch.add_argument("--format", choices=FORMATS_CHECK, default="text")
-    ch.add_argument("--output", metavar="FILE")
+    ch.add_argument("--format", metavar="FORMAT[=FILE]", action="append",
+                    help=f"report format: {', '.join(FORMATS_CHECK)} (default text); repeat it "
+                         "for several reports from one run, each FORMAT=FILE to its own file")
+    ch.add_argument("--output", metavar="FILE",
+                    help="write the report given without =FILE here instead of stdout")
     ch.add_argument("--config", metavar="FILE", help="policy configuration (YAML)")
     ch.add_argument("--waivers", metavar="FILE", help="waivers (YAML)")
     ch.add_argument("--today", metavar="DATE",

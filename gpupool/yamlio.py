@@ -165,6 +165,21 @@ def parse_yaml(text: str, shown: str) -> Any:
         loader.dispose()  # type: ignore[no-untyped-call]
 
 
+def compose_yaml(text: str, shown: str) -> yaml.Node | None:
+    """The node tree of ``text`` (with line marks), under the same bounds as :func:`parse_yaml`
+    (call that first: this one does not look for duplicate keys); for tools that point at the
+    line of a key, such as SARIF locations in a stack file."""
+    loader = _BoundedLoader(text)
+    try:
+        return loader.get_single_node()  # type: ignore[no-untyped-call, no-any-return]
+    except yaml.YAMLError as e:
+        raise InputError(f"{shown}: expected valid YAML ({where(e)})") from None
+    except RecursionError:
+        raise InputError(f"{shown}: expected YAML nested at most {MAX_DEPTH} levels") from None
+    finally:
+        loader.dispose()  # type: ignore[no-untyped-call]
+
+
 def read_yaml(path: str | Path, shown: str | None = None) -> Any:
     """Read and parse ``path``; every failure is one :class:`InputError` line naming the file."""
     shown = shown or str(path)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from functools import partial
 
@@ -47,9 +47,10 @@ def evaluate(
     for plan in plans:
         index = PlanIndex(plan.changes)
         evaluated += len(plan.changes)
+        found: list[Violation] = []
         for rule, policy in enabled:
             ctx = RuleContext(catalog, policy.params, index.by_address, plan_index=index)
-            emit = _Emitter(rule, policy, plan, index, violations)
+            emit = _Emitter(rule, policy, plan, index, found)
             if rule.meta.scope == "stack":
                 _run(rule, partial(rule.check, plan.changes, ctx), emit, errors, None)
                 continue
@@ -58,6 +59,7 @@ def evaluate(
                 if change.kind in kinds and rule.applies_to(change):
                     _run(rule, partial(rule.check_resource, change, ctx), emit, errors,
                          change.address)
+        violations.extend(by_cause(found, index))
         cost.extend(cost_lines(plan, index, catalog))
     violations = judge_waivers(violations, settings, today)
     return Result(
@@ -89,7 +91,63 @@ class _Emitter:
             source=self.plan.origin,
             unknown=finding.unknown,
             detail=dict(finding.detail),
+            prop=finding.prop or self.rule.meta.prop,
         ))
+
+
+_LAUNCHERS = frozenset({ResourceKind.AUTOSCALING_GROUP, ResourceKind.INSTANCE,
+                        ResourceKind.EKS_NODE_GROUP})
+
+
+def by_cause(found: list[Violation], index: PlanIndex) -> list[Violation]:
+    """One finding per cause: a group, instance or node group whose finding says exactly what
+    its launch template's (or launch configuration's) finding says shares that cause, so the
+    two become one finding naming both, at the position of the first in plan order.
+
+    Linear: links come from the plan index (cached, the rules have mostly asked already), and
+    only findings on resources that launch from something are looked at.
+    """
+    def key(v: Violation) -> tuple[str, Enforcement, bool, str]:
+        return v.policy, v.enforcement, v.unknown, v.message
+
+    at: dict[tuple[tuple[str, Enforcement, bool, str], str], int] = {}
+    for i, v in enumerate(found):
+        at.setdefault((key(v), v.resource), i)
+    root = list(range(len(found)))  # union-find over positions
+
+    def find(i: int) -> int:
+        while root[i] != i:
+            root[i] = root[root[i]]
+            i = root[i]
+        return i
+
+    linked = False
+    for i, v in enumerate(found):
+        change = index.by_address.get(v.resource)
+        if change is None or change.kind not in _LAUNCHERS:
+            continue
+        links = index.launch_templates(change).targets
+        if change.kind is ResourceKind.AUTOSCALING_GROUP:
+            links += index.launch_configuration(change).targets
+        for target in links:
+            j = at.get((key(v), target.address))
+            if j is not None:
+                a, b = find(i), find(j)
+                if a != b:
+                    root[max(a, b)] = min(a, b)  # the first in plan order stays the root
+                    linked = True
+    if not linked:
+        return found
+    members: dict[int, list[int]] = {}
+    for i in range(len(found)):
+        members.setdefault(find(i), []).append(i)
+    out = []
+    for i, v in enumerate(found):
+        if find(i) != i:
+            continue  # folded into the finding at its root
+        others = tuple(r for j in members[i][1:] for r in found[j].resources)
+        out.append(replace(v, also=v.also + others) if others else v)
+    return out
 
 
 def _run(rule: Rule, call: Callable[[], Iterable[Finding]], emit: _Emitter,

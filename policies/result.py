@@ -14,8 +14,24 @@ from typing import Any, Literal
 from policies.rules.base import Enforcement
 
 
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A resource a finding names: its address (Terraform address or Pulumi URN) and type."""
+
+    address: str
+    type: str = ""
+
+
 @dataclass(frozen=True)
 class Violation:
+    """One finding: one cause, on one resource or on several resources that share it.
+
+    An autoscaling group and the launch template it launches from, both showing the same
+    upsize, are one cause: the engine merges such findings (:func:`policies.engine.by_cause`)
+    into one whose ``resource`` is the first in plan order and whose ``also`` holds the others,
+    so every report counts and shows it once, naming all of them.
+    """
+
     policy: str
     enforcement: Enforcement  # mandatory or advisory (disabled rules produce nothing)
     resource: str  # address (Terraform address or Pulumi URN)
@@ -25,10 +41,17 @@ class Violation:
     unknown: bool = False  # "cannot verify" rather than a proven violation
     waived_by: str | None = None  # waiver id when an active waiver covers it
     detail: Mapping[str, Any] = field(default_factory=dict)
+    also: tuple[Ref, ...] = ()  # other resources with the same cause (see the class docstring)
+    prop: str | None = None  # the input the finding is about, snake_case path ("min_size")
 
     @property
     def blocking(self) -> bool:
         return self.enforcement is Enforcement.MANDATORY and self.waived_by is None
+
+    @property
+    def resources(self) -> tuple[Ref, ...]:
+        """Every resource the finding names, the primary one first."""
+        return (Ref(self.resource, self.resource_type), *self.also)
 
 
 @dataclass(frozen=True)
@@ -87,6 +110,8 @@ class Result:
                     "source": v.source,
                     "unknown": v.unknown,
                     "waived_by": v.waived_by,
+                    "resources": [r.address for r in v.resources],
+                    **({"property": v.prop} if v.prop else {}),
                     **({"detail": dict(v.detail)} if v.detail else {}),
                 }
                 for v in self.violations

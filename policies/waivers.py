@@ -77,8 +77,10 @@ def apply_waivers(violations: Iterable[Violation], waivers: Sequence[Waiver],
         by_policy.setdefault(w.policy, []).append(w)
     out = []
     for v in violations:
-        match = next((w for w in by_policy.get(v.policy, ()) if w.matches(v.policy, v.resource)),
-                     None)
+        # A finding naming several resources (one cause) is waived only by a waiver that
+        # covers every one of them: a waiver for the template alone does not waive the group.
+        match = next((w for w in by_policy.get(v.policy, ())
+                      if all(w.matches(v.policy, r.address) for r in v.resources)), None)
         if match is None:
             out.append(v)
             continue

@@ -31,6 +31,7 @@ DEBUG_ENV = "GPUPOOL_DEBUG"  # set to see the traceback behind an internal error
 def run(args: argparse.Namespace) -> int:
     plans_given: list[str] = list(args.plans or [])
     args.stack = list(dict.fromkeys(_stacks(args.stack)))  # every --stack, each once
+    reports_wanted(args.format, args.output)  # a usage error before seconds of planning
     if plans_given.count("-") > 1:
         raise InputError("-: standard input can be read only once; give it as one PLAN_FILE")
     if args.base and not args.stack:
@@ -159,20 +160,54 @@ def with_waiver_detail(result: Result, settings: Settings) -> Result:
     return replace(result, violations=out)
 
 
+def reports_wanted(given: list[str] | str | None, output: str | None
+                   ) -> list[tuple[str, str | None]]:
+    """``--format`` values as (format, file or None for stdout): ``--format sarif=a.sarif
+    --format markdown=c.md --format text`` asks for three reports from one evaluation. The one
+    format without ``=FILE`` goes to ``--output`` (or stdout); only one may."""
+    from policies.reports import FORMATS
+
+    specs = [given] if isinstance(given, str) else list(given or ["text"])
+    out: list[tuple[str, str | None]] = []
+    for spec in specs:
+        fmt, eq, file = spec.partition("=")
+        fmt = fmt.strip()
+        if fmt not in FORMATS or (eq and not file):
+            hint = f" (did you mean {close[0]}?)" if (close := _close(fmt, FORMATS)) else ""
+            raise InputError(f"--format: expected one of {', '.join(FORMATS)}, optionally "
+                             f"followed by =FILE, got {spec[:60]!r}{hint}")
+        out.append((fmt, file or None))
+    plain = [fmt for fmt, file in out if file is None]
+    if len(plain) > 1:
+        raise InputError(f"--format: {' and '.join(plain)} would both go to "
+                         f"{output or 'stdout'}; give all but one a file: --format FORMAT=FILE")
+    return [(fmt, file if file is not None else output) for fmt, file in out]
+
+
+def _close(word: str, choices: tuple[str, ...]) -> list[str]:
+    import difflib
+
+    return difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+
+
 def _emit(result: Result, args: argparse.Namespace) -> None:
     from policies.reports import render
     from policies.reports._common import verdict_line
 
-    color, width = False, None
-    if args.format == "text" and not args.output:
-        color, width = _terminal()
-    text = render(result, args.format, color=color, width=width, root=repo_root(Path.cwd()))
-    if args.output:
-        write_output(args.output, text)
-        sys.stderr.write(f"gpupool check: {verdict_line(result)}; {args.format} report written "
-                         f"to {args.output}\n")
-    else:
-        write_stdout(text)
+    written: list[str] = []
+    for fmt, file in reports_wanted(args.format, args.output):
+        color, width = False, None
+        if fmt == "text" and file is None:
+            color, width = _terminal()
+        text = render(result, fmt, color=color, width=width, root=repo_root(Path.cwd()))
+        if file is None:
+            write_stdout(text)
+        elif write_output(file, text):
+            pass  # it went to stdout after all (-, /dev/stdout): no status line for it
+        else:
+            written.append(f"{fmt} report written to {file}")
+    if written:
+        sys.stderr.write(f"gpupool check: {verdict_line(result)}; {', '.join(written)}\n")
 
 
 def _terminal() -> tuple[bool, int | None]:

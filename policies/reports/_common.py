@@ -6,8 +6,10 @@ how many violations block, or what a dollar figure looks like.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 from policies.result import CostLine, Result, Violation
@@ -102,11 +104,44 @@ def short_address(address: str) -> str:
     return f"{name} ({'.'.join(token)})"
 
 
+_STACK_SOURCE: Final = re.compile(r"^stack (?P<stack>.+?)(?: \(working tree\)| @ \S+)$")
+
+
+def stacks(result: Result) -> list[str]:
+    """The Pulumi stacks a result is about, in order: from ``--stack`` origins, then from the
+    URNs of what it found (a preview or offline plan file names its stack only there)."""
+    out: dict[str, None] = {}
+    for source in result.sources:
+        m = _STACK_SOURCE.match(source)
+        if m is not None:
+            out[Path(m.group("stack")).name.removeprefix("Pulumi.").removesuffix(".yaml")
+                .removesuffix(".yml")] = None
+    addresses = [r.address for v in result.violations for r in v.resources]
+    addresses += [c.resource for c in result.cost]
+    for address in addresses:
+        if address.startswith("urn:pulumi:"):
+            out[address[len("urn:pulumi:"):].split("::", 1)[0]] = None
+    return list(out)
+
+
+def resource_names(v: Violation, sep: str | None = None) -> str:
+    """Every resource a finding names, as people read them: ``a (T)``, ``a (T) and b (U)``,
+    ``a, b and c``; or joined by ``sep`` (a table cell puts one per line)."""
+    names = [short_address(r.address) for r in v.resources]
+    if sep is not None:
+        return sep.join(names)
+    if len(names) == 1:
+        return names[0]
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def by_resource(violations: Iterable[Violation]) -> list[tuple[str, list[Violation]]]:
-    """Violations grouped by resource, resources in order of first appearance."""
+    """Violations grouped by the resources they name (one line each in the key), in order of
+    first appearance."""
     groups: dict[str, list[Violation]] = {}
     for v in violations:
-        groups.setdefault(v.resource, []).append(v)
+        key = "\n".join(r.address for r in v.resources)
+        groups.setdefault(key, []).append(v)
     return [(r, sorted(vs, key=severity_key)) for r, vs in groups.items()]
 
 

@@ -21,7 +21,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
 
-from policies.reports._common import policy_index, waiver_justification
+from policies.reports._common import policy_index, resource_names, waiver_justification
 from policies.result import Result, RuleError, Violation
 from policies.rules.base import Enforcement
 
@@ -65,8 +65,9 @@ def _suite(
         ET.SubElement(props, "property", {"name": name, "value": _clean(value)})
     seen: dict[str, int] = {}
     for v in violations:
-        case = _case(suite, pid, _unique(v.resource, seen))
-        text = _clean(f"{v.message}\nresource: {v.resource}\nsource: {v.source}")
+        case = _case(suite, pid, _unique(resource_names(v), seen))
+        where = "".join(f"\nresource: {r.address}" for r in v.resources)
+        text = _clean(f"{v.message}{where}\nsource: {v.source}")
         if v.blocking:
             kind = "cannot verify" if v.unknown else "mandatory"
             el = ET.SubElement(case, "failure", {"message": _clean(v.message), "type": kind})

@@ -23,9 +23,13 @@ from policies.reports._common import (
     money_or_dash,
     plural,
     policy_index,
+    resource_names,
     severity_key,
+    short_address,
     signed_per_hour,
     signed_per_month,
+    some,
+    stacks,
     status,
     total_delta,
     waiver_justification,
@@ -38,6 +42,7 @@ MARKER: Final = "<!-- gpupool-check -->"  # lets a workflow find and update its 
 _ICON = {"blocking": "❌", "advisory": "⚠️", "cannot verify": "❔", "waived": "⏸️"}
 _PUNCT = re.compile(r"([\\`*_\[\]<>|~$&#!])")
 _NEWLINES = re.compile(r"\r\n|\r|\n")
+NL: Final = "\n"  # between the resources of one finding: text() turns it into <br>
 
 
 def text(value: str) -> str:
@@ -113,17 +118,24 @@ def _fit(head: list[str], sections: Sequence[_Section], limit: int) -> None:
 
 
 def _headline(result: Result) -> str:
-    """The verdict and what decided it, readable in a notification preview."""
+    """The verdict, for which stack, and what decided it, readable in a notification preview
+    (a workflow that checks several stacks posts one comment each: the heading tells them
+    apart)."""
     c = counts(result)
+    names = stacks(result)
+    subject = ""
+    if names:
+        subject = f" for stack{'s' if len(names) > 1 else ''} " + ", ".join(
+            text(n) for n in some(names))
     if result.verdict == "pass":
         extra = [f"{c.advisory} advisory"] * bool(c.advisory) + [f"{c.waived} waived"] * bool(
             c.waived
         )
-        return "## ✅ gpupool check passed" + (f": {', '.join(extra)}" if extra else "")
+        return f"## ✅ gpupool check passed{subject}" + (f": {', '.join(extra)}" if extra else "")
     why = [plural(c.mandatory, "mandatory violation")] * bool(c.mandatory) + [
         plural(c.errors, "rule error")
     ] * bool(c.errors)
-    return f"## ❌ gpupool check failed: {', '.join(why)}"
+    return f"## ❌ gpupool check failed{subject}: {', '.join(why)}"
 
 
 def _subline(result: Result) -> str:
@@ -158,7 +170,8 @@ def _findings(result: Result) -> _Section | None:
         ],
         rows=[
             f"| {_ICON[status(v)]} | {code(v.policy)} | {text(str(v.enforcement))}"
-            f"{' (cannot verify)' if v.unknown else ''} | {code(v.resource)} | {text(v.message)} |"
+            f"{' (cannot verify)' if v.unknown else ''} | {text(resource_names(v, NL))} "
+            f"| {text(v.message)} |"
             for v in live
         ],
         after=[""],
@@ -184,7 +197,7 @@ def _cost(result: Result) -> _Section | None:
     for c in result.cost:
         d = c.delta_per_hour
         rows.append(
-            f"| {code(c.resource)} | {text(money_or_dash(c.before_per_hour))} "
+            f"| {text(short_address(c.resource))} | {text(money_or_dash(c.before_per_hour))} "
             f"| {text(money_or_dash(c.after_per_hour))} "
             f"| {'—' if d is None else text(signed_per_hour(d))} "
             f"| {'—' if d is None else text(signed_per_month(d))} | {text(c.note)} |"
@@ -219,7 +232,8 @@ def _errors(result: Result) -> _Section | None:
             "| --- | --- | --- |",
         ],
         rows=[
-            f"| {code(e.policy)} | {code(e.resource) if e.resource else '—'} | {text(e.message)} |"
+            f"| {code(e.policy)} | {text(short_address(e.resource)) if e.resource else '—'} "
+            f"| {text(e.message)} |"
             for e in result.errors
         ],
         after=["", "</details>", ""],
@@ -240,7 +254,7 @@ def _waived(result: Result) -> _Section | None:
             "| --- | --- | --- | --- |",
         ],
         rows=[
-            f"| {code(v.policy)} | {code(v.resource)} | {text(waiver_justification(v))} "
+            f"| {code(v.policy)} | {text(resource_names(v, NL))} | {text(waiver_justification(v))} "
             f"| {text(v.message)} |"
             for v in waived
         ],

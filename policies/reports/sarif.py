@@ -8,11 +8,15 @@ Choices a reader of the output should know:
   "cannot verify" (value unknown until apply) is a ``note`` — it is reported, never a silent
   pass, but it is no proven violation. A "cannot verify" configured as mandatory blocks, so it
   is an ``error``.
-- Location: the plan file the finding came from (for ``--stack``, the stack file), relative to
-  ``root`` (the repository checkout, by default the working directory), at the line where the
-  plan names the resource when that is cheap to find (one regex pass per plan file, skipped for
-  files over 32 MiB); otherwise line 1.
-  The resource address is the logical location.
+- Message: the resources named as people read them (``dev-inference-asg
+  (aws.autoscaling.Group)``; Terraform addresses as they are), then the finding. A finding with
+  one cause on several resources (a group and its launch template) is one result naming all.
+- Location: the plan file the finding came from, relative to ``root`` (the repository checkout,
+  by default the working directory) under ``uriBaseId`` ``%SRCROOT%``. For ``--stack``, the
+  stack file, at the line of the key that sets the value (``gpupool:pools[0].minSize``, see
+  ``gpupool.config.provenance``) or of the pool entry. In a plan file, the line where the plan
+  names the resource when that is cheap to find (one regex pass per plan file, skipped for files
+  over 32 MiB); otherwise line 1. Every resource named is a logical location.
 - ``partialFingerprints`` hash policy + resource, so GitHub keeps one alert per finding across
   runs even though plan files are regenerated and their line numbers move.
 - Waived findings carry an external, accepted suppression with the waiver as justification.
@@ -33,7 +37,13 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from gpupool import __version__
-from policies.reports._common import policy_index, waiver_justification
+from gpupool.config.provenance import locate
+from policies.reports._common import (
+    policy_index,
+    resource_names,
+    stacks,
+    waiver_justification,
+)
 from policies.result import Result, RuleError, Violation
 from policies.rules.base import Enforcement
 
@@ -104,6 +114,7 @@ def to_sarif(
             "resultsOmitted": omitted,
             "resourcesEvaluated": result.resources_evaluated,
             "sources": list(result.sources),
+            "stacks": stacks(result),
         },
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
@@ -182,8 +193,8 @@ def _result(v: Violation, index: Mapping[str, int], locator: _Locator) -> dict[s
         "ruleId": v.policy,
         "ruleIndex": index[v.policy],
         "level": level(v),
-        "message": {"text": v.message or v.policy},
-        "locations": [locator.location(v.source, v.resource, v.resource_type)],
+        "message": {"text": f"{resource_names(v)}: {v.message or v.policy}"},
+        "locations": [locator.location(v)],
         "partialFingerprints": {FINGERPRINT_KEY: fingerprint(v.policy, v.resource)},
         "properties": {
             "enforcement": str(v.enforcement),
@@ -222,29 +233,42 @@ class _Locator:
         self._lines: dict[Path, dict[str, tuple[int, int]]] = {}
         self._artifacts: dict[str, tuple[str, Path | None]] = {}
 
-    def location(self, source: str, resource: str, resource_type: str) -> dict[str, Any]:
+    def location(self, v: Violation) -> dict[str, Any]:
+        source, resource = v.source, v.resource
         if source not in self._artifacts:
             self._artifacts[source] = self._artifact(source)
         uri, path = self._artifacts[source]
-        line, column = 1, 1
+        line, column, note = 1, 1, None
         if path is not None:
-            if path not in self._lines:
-                self._lines[path] = address_lines(path)
-            found = self._lines[path].get(resource)
-            line, column = found if found else _first_mention(path, resource)
+            key = (locate(path, resource, v.prop) if path.suffix in (".yaml", ".yml")
+                   and _STACK_ORIGIN.match(source) else None)
+            if key is not None:  # the stack file line that sets the value
+                line, column = key.line, key.column
+                note = f"set by {key.key}"
+            else:
+                if path not in self._lines:
+                    self._lines[path] = address_lines(path)
+                found = self._lines[path].get(resource)
+                line, column = found if found else _first_mention(path, resource)
         artifact: dict[str, Any] = {"uri": uri}
         if path is not None and not uri.startswith("file:"):
             artifact["uriBaseId"] = "%SRCROOT%"
-        logical: dict[str, Any] = {"fullyQualifiedName": resource, "kind": "resource"}
-        if resource_type:
-            logical["decoratedName"] = resource_type
-        return {
+        logical = []
+        for r in v.resources:
+            entry: dict[str, Any] = {"fullyQualifiedName": r.address, "kind": "resource"}
+            if r.type:
+                entry["decoratedName"] = r.type
+            logical.append(entry)
+        out: dict[str, Any] = {
             "physicalLocation": {
                 "artifactLocation": artifact,
                 "region": {"startLine": line, "startColumn": column},
             },
-            "logicalLocations": [logical],
+            "logicalLocations": logical,
         }
+        if note:
+            out["message"] = {"text": note}
+        return out
 
     def _artifact(self, source: str) -> tuple[str, Path | None]:
         """A URI for the plan: repo-relative when the file is inside root, else absolute."""

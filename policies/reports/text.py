@@ -88,13 +88,18 @@ def _violations_table(result: Result, frame: box.Box) -> Table:
     for gi, (resource, items) in enumerate(groups):
         for i, v in enumerate(items):
             table.add_row(
-                Text(short_address(resource) if i == 0 else ""),
+                Text(_names(resource) if i == 0 else ""),
                 Text(v.policy),
                 _enforcement(v),
                 Text(_message(v)),
                 end_section=i == len(items) - 1 and gi < len(groups) - 1,
             )
     return table
+
+
+def _names(key: str, sep: str = "\n") -> str:
+    """The resources of a :func:`by_resource` key (addresses, one a line), as people read them."""
+    return sep.join(short_address(a) for a in key.split("\n"))
 
 
 def _enforcement(v: Violation) -> Text:
@@ -155,7 +160,7 @@ Listing = list[tuple[str, str]]
 def _violation_listing(result: Result) -> Listing:
     out: Listing = [(f"Policy findings ({len(result.violations)}, listed by resource)\n", "")]
     for resource, items in by_resource(result.violations):
-        out.append((f"{short_address(resource)}\n", "bold"))
+        out.append((f"{_names(resource, ' + ')}\n", "bold"))
         for v in items:
             state = status(v)
             tag = str(v.enforcement)

@@ -75,6 +75,9 @@ class RuleMeta:
     params: type[RuleParams] = RuleParams
     # Does the rule need old inputs (the CrossGuard pack feeds them from a baseline)?
     needs_old_inputs: bool = False
+    # The input its findings are about (snake_case path), unless a Finding says otherwise:
+    # reports point at the line that sets it (see Finding.prop).
+    prop: str | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,9 @@ class Finding:
     unknown: bool = False
     advisory_only: bool = False
     detail: Mapping[str, Any] = field(default_factory=dict)
+    # The input the finding is about, as a snake_case path ("instance_type", "min_size"), so a
+    # report can point at the line that sets it (a stack file key, see gpupool.config.provenance).
+    prop: str | None = None
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,7 @@ class GpuChargebackTags(Rule):
             ResourceKind.AUTOSCALING_GROUP, ResourceKind.EKS_NODE_GROUP,
         }),
         params=Params,
+        prop="tags",
     )
 
     examples = (

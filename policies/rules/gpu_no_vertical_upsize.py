@@ -70,6 +70,7 @@ class GpuNoVerticalUpsize(Rule):
         kinds=KINDS,
         params=Params,
         needs_old_inputs=True,
+        prop="instance_type",
     )
 
     examples = (

@@ -86,6 +86,7 @@ class GpuPoolScalesOnUtilisation(Rule):
         scope="stack",
         kinds=frozenset({ResourceKind.AUTOSCALING_GROUP, ResourceKind.SCALING_POLICY}),
         params=Params,
+        prop="target_tracking_configuration",
     )
 
     examples = (
@@ -305,7 +306,7 @@ def _scale_from_zero(group: ResourceChange) -> Finding | None:
     return Finding(group.address, (
         f"{key} is 0: target tracking on GPU utilisation cannot scale out from zero, because "
         f"no running instance publishes the metric; keep {key} ≥ 1, or add a scale-from-zero "
-        "trigger (e.g. step scaling on queue depth)"), advisory_only=True)
+        "trigger (e.g. step scaling on queue depth)"), advisory_only=True, prop="min_size")
 
 
 def _expected(params: Params) -> str:

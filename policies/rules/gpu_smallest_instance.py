@@ -58,6 +58,7 @@ class GpuSmallestInstance(Rule):
             ResourceKind.EKS_NODE_GROUP,
         }),
         params=Params,
+        prop="instance_type",
     )
 
     examples = (

@@ -26,6 +26,7 @@ class Imdsv2Required(Rule):
         scope="resource",
         kinds=frozenset({ResourceKind.INSTANCE, ResourceKind.LAUNCH_TEMPLATE,
                          ResourceKind.LAUNCH_CONFIGURATION}),
+        prop="metadata_options",
     )
 
     examples = (

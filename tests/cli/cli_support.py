@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
 SCHEMAS = FIXTURES / "schemas"
-TF_UPSIZE = FIXTURES / "terraform" / "upsize-g4dn.json"  # 7 mandatory violations
+TF_UPSIZE = FIXTURES / "terraform" / "upsize-g4dn.json"  # 5 mandatory violations (one cause each)
 TF_PASS = FIXTURES / "terraform" / "modules-count-foreach.json"  # advisory findings only
 PULUMI_UPSIZE = FIXTURES / "pulumi" / "preview-upsize.json"
 

@@ -105,7 +105,7 @@ def test_dash_reads_the_plan_from_standard_input() -> None:
                        timeout=120)
     assert p.returncode == 1, p.stderr
     doc = json.loads(p.stdout)
-    assert doc["summary"]["sources"] == ["<stdin>"] and doc["summary"]["mandatory"] == 7
+    assert doc["summary"]["sources"] == ["<stdin>"] and doc["summary"]["mandatory"] == 5
 
 
 def test_dash_twice_is_refused() -> None:
@@ -125,7 +125,7 @@ def test_a_fifo_plan_is_read_once_its_writer_comes(tmp_path: Path) -> None:
     threading.Thread(target=writer).start()
     run = run_in_process(["check", str(fifo), "--format", "json"])
     assert run.code == 1, run.err
-    assert json.loads(run.out)["summary"]["mandatory"] == 7
+    assert json.loads(run.out)["summary"]["mandatory"] == 5
 
 
 @pytest.mark.parametrize("option", ["plan", "--waivers", "--config"])

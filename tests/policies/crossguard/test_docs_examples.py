@@ -52,7 +52,7 @@ def test_every_gpupool_check_in_the_workflow_parses_with_the_cli(
         argv = shlex.split(line.replace('"$BASE"', "origin/main"))
         args = build_parser().parse_args(argv[argv.index("check"):])
         assert (args.stack, args.base) == (["dev"], "origin/main")
-        formats.add(args.format)
+        formats.update(args.format)
     assert formats == {"sarif", "markdown"}
 
 

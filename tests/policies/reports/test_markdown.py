@@ -33,7 +33,9 @@ def test_headline_and_findings_table() -> None:
     md = markdown.render(full_result())
     lines = md.splitlines()
     assert lines[0] == markdown.MARKER
-    assert lines[1] == "## ❌ gpupool check failed: 3 mandatory violations, 2 rule errors"
+    # the stack is read from the URN of a finding (a preview or offline plan names it there)
+    assert lines[1] == ("## ❌ gpupool check failed for stack dev: 3 mandatory violations, "
+                        "2 rule errors")
     rows = table_rows(md, "| | Policy |")
     assert len(rows) == 5  # the six findings less the waived one
     assert all(unescaped_pipes(r) == 6 for r in rows)  # five cells, nothing split them
@@ -82,7 +84,7 @@ def test_escaping_of_plan_controlled_text() -> None:
     assert "<br>" in row and "\n" not in row
     assert "\\$1 and \\$2" in row  # no inline maths
     assert "\\*bold\\*" in row and "\\[x\\]" in row and "\\&" in row
-    assert "``aws_instance.x[`0`]\\|y``" in row  # code span fenced past the backticks
+    assert "aws\\_instance.x\\[\\`0\\`\\]\\|y" in row  # the resource: escaped text
 
 
 @pytest.mark.parametrize("value,expected", [

@@ -51,13 +51,14 @@ def test_upsize_is_blocked_everywhere_it_happens(rel: str, group: str, template:
                                                  instance: str) -> None:
     result = run(load_plan(fixture(rel)))
     assert result.verdict == "fail" and result.errors == []
-    upsizes = {v.resource: v.message for v in result.violations
+    upsizes = {tuple(r.address for r in v.resources): v.message for v in result.violations
                if v.policy == "gpu-no-vertical-upsize"}
-    assert upsizes == {group: UPSIZE_MESSAGE, template: UPSIZE_MESSAGE,
-                       instance: UPSIZE_MESSAGE}
+    # the group launches from the template: one cause, one finding naming both (template first,
+    # as in the plan); the stand-alone instance is a cause of its own
+    assert upsizes == {(template, group): UPSIZE_MESSAGE, (instance,): UPSIZE_MESSAGE}
     assert blocking(result) == {
-        *(("gpu-no-vertical-upsize", r) for r in (group, template, instance)),
-        *(("gpu-smallest-instance", r) for r in (group, template, instance)),
+        *(("gpu-no-vertical-upsize", r) for r in (template, instance)),
+        *(("gpu-smallest-instance", r) for r in (template, instance)),
         ("gpu-pool-scales-on-utilisation", group),  # the plan holds no scaling policy
     }
     cost = {c.resource: c for c in result.cost}
@@ -134,9 +135,9 @@ def test_offline_base_to_head_diff_blocks_the_upsize_and_prices_it() -> None:
     base = json.loads(Path(fixture("gpupool/plan-dev-base.json")).read_text())
     head = json.loads(Path(fixture("gpupool/plan-dev-head.json")).read_text())
     result = run(diff_offline_plans(base, head, "stack dev @ base..head"))
-    upsizes = sorted(v.resource.rsplit("::", 1)[-1] for v in result.violations
-                     if v.policy == "gpu-no-vertical-upsize")
-    assert upsizes == ["dev-inference-asg", "dev-inference-lt"]
+    upsizes = [[r.address.rsplit("::", 1)[-1] for r in v.resources] for v in result.violations
+               if v.policy == "gpu-no-vertical-upsize"]
+    assert upsizes == [["dev-inference-lt", "dev-inference-asg"]]  # one cause, both named
     assert all(v.message == UPSIZE_MESSAGE for v in result.violations
                if v.policy == "gpu-no-vertical-upsize")
     cost = {c.resource.rsplit("::", 1)[-1]: c for c in result.cost}
