@@ -215,8 +215,10 @@ def _add_netcheck(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                    "--dimension AutoScalingGroupName=proxies"])
     pr.add_argument("target", metavar="HOST:PORT")
     pr.add_argument("--profile", metavar="F", help="application profile (YAML) to judge")
-    pr.add_argument("--max-overhead", type=positive, default=0.05, metavar="E")
-    pr.add_argument("--seconds", type=positive, default=5.0, metavar="S")
+    pr.add_argument("--max-overhead", type=positive, default=0.05, metavar="E",
+                    help="with --profile: the budget, a fraction of the local run (default 0.05)")
+    pr.add_argument("--seconds", type=positive, default=5.0, metavar="S",
+                    help="measuring time in all (default 5)")
     pr.add_argument("--streams", type=count, default=1, metavar="N",
                     help="parallel bulk streams (default 1: what one connection gets)")
     pr.add_argument("--message-bytes", type=count, default=64, metavar="B",

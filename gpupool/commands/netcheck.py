@@ -46,8 +46,12 @@ def serve(args: argparse.Namespace) -> int:
 
 def probe(args: argparse.Namespace) -> int:
     from gpupool.netcheck.probe import measure_bandwidth, measure_rtt, parse_target
+    from gpupool.netcheck.protocol import MAX_ECHO_BYTES
 
     host, port = parse_target(args.target)
+    if args.message_bytes > MAX_ECHO_BYTES:
+        raise InputError(f"--message-bytes: expected at most {MAX_ECHO_BYTES}, "
+                         f"got {args.message_bytes}")
     profile = None
     if args.profile:
         from gpupool.remoting.profile import load_profile

@@ -146,6 +146,8 @@ def test_probe_json_with_a_profile_judges_the_budget(server: Server) -> None:
     (["localhost"], "expected a host and a port"),
     (["127.0.0.1:1"], "127.0.0.1:1: cannot connect"),
     (["127.0.0.1:1", "--profile", "missing.yaml"], "missing.yaml: no such file"),
+    (["127.0.0.1:1", "--message-bytes", "70000"], "--message-bytes: expected at most 65536"),
+    (["127.0.0.1:1", "--cloudwatch", "--dimension", "nope"], "--dimension: expected Name=Value"),
 ])
 def test_probe_bad_input_is_one_line(args: list[str], message: str) -> None:
     proc = subprocess.run(gpupool_cmd("netcheck", "probe", *args), cwd=ROOT,
