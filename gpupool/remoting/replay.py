@@ -119,10 +119,15 @@ class Replayer:
         return len(self.trace)
 
     def _layout(self, values: Floats, fill: float) -> Floats:
-        """(position, chunk) layout, padded with calls that change nothing."""
-        out = np.full(self.length * self.chunks, fill)
-        out[: len(values)] = values
-        return np.ascontiguousarray(out.reshape(self.chunks, self.length).T)
+        """(position, chunk) layout; the last chunk is padded with calls that change nothing."""
+        out = np.empty((self.length, self.chunks))
+        full = len(values) // self.length
+        out[:, :full] = values[: full * self.length].reshape(full, self.length).T
+        if full < self.chunks:
+            tail = values[full * self.length:]
+            out[:, full] = fill
+            out[: len(tail), full] = tail
+        return out
 
     def with_kind(self, calls: npt.NDArray[np.bool_], kind: int) -> Replayer:
         """The same trace with the selected calls turned into ``kind`` (a what-if)."""

@@ -163,8 +163,8 @@ def load_trace(path: str | Path, shown: str | None = None) -> Trace:
         raise InputError(problems)
     columns = [ALIASES.get(h.strip(), h.strip()) for h in header]
     try:  # fast path: typed columns in the C parser; any problem re-reads the file as text
-        df = pd.read_csv(
-            path, engine="c", header=0, names=columns, skipinitialspace=True,
+        df = pd.read_csv(  # spaces after commas: text is stripped below, numbers parse anyway
+            path, engine="c", header=0, names=columns,
             dtype={**{c: "category" for c in TEXT_COLUMNS},
                    **{c: np.float64 for c in NUMBER_COLUMNS}},
         )
