@@ -160,20 +160,20 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 
 def report(args: argparse.Namespace, parts: dict[str, Any]) -> str:
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    lines = [
-        "# Remoting benchmarks",
-        "",
-        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; `{' '.join(sys.argv)}`; "
-        f"{platform.system()} {platform.release()}, {os.cpu_count()} CPUs, Python "
-        f"{platform.python_version()}; load average at the end {load}.",
-        "",
-    ]
+    run_line = (f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, `{' '.join(sys.argv)}`; "
+                f"{platform.system()} {platform.release()}, {os.cpu_count()} CPUs, Python "
+                f"{platform.python_version()}; load average at the end {load} (a shared "
+                "machine: read CPU seconds and ratios more than wall seconds).")
+    lines = ["# Remoting benchmarks", "",
+             "Written by `bench/remoting_bench.py`; each section says when it was run.", ""]
     if "budget" in parts:
         b = parts["budget"]
         s = b["series"]
         floor = s["floor"].median("wall")
         lines += [
             f"## Budget on a {b['calls']:,}-call trace (goal: under 2 s)",
+            "",
+            run_line,
             "",
             "Fresh process per run, rounds interleaved, medians; CPU = user + system of the "
             "process tree (pandas reads the CSV with two threads).",
@@ -198,7 +198,8 @@ def report(args: argparse.Namespace, parts: dict[str, Any]) -> str:
         ]
     if "probe" in parts:
         pr = parts["probe"]
-        lines += ["## Probe accuracy (namespaces, veth, tc tbf on the client's egress)", ""]
+        lines += ["## Probe accuracy (namespaces, veth, tc tbf on the client's egress)", "",
+                  run_line, ""]
         if "skipped" in pr:
             lines += [f"Skipped: {pr['skipped']}.", ""]
         else:
@@ -234,9 +235,27 @@ def main(argv: list[str] | None = None) -> int:
         parts["probe"] = probe()
     text = report(args, parts)
     print(text)
+    if args.only and args.output.exists():  # keep the section of the part not run this time
+        kept = _sections(args.output.read_text())
+        new = _sections(text)
+        text = "\n".join([new["head"]] + [new.get(k) or kept.get(k, "") for k in
+                                           ("budget", "probe") if new.get(k) or kept.get(k)])
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(text + "\n")
+    args.output.write_text(text.rstrip("\n") + "\n")
     return 0
+
+
+def _sections(text: str) -> dict[str, str]:
+    """The header and the "## Budget" / "## Probe" sections of a results file."""
+    out: dict[str, list[str]] = {"head": []}
+    key = "head"
+    for line in text.splitlines():
+        if line.startswith("## Budget"):
+            key = "budget"
+        elif line.startswith("## Probe"):
+            key = "probe"
+        out.setdefault(key, []).append(line)
+    return {k: "\n".join(v).rstrip("\n") + "\n" for k, v in out.items()}
 
 
 if __name__ == "__main__":
