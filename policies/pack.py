@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 import pulumi_policy.policy as sdk
 from pulumi_policy import EnforcementLevel, Policy, PolicyPack
@@ -18,6 +19,7 @@ from policies.crossguard.policies import PackRuntime, RulePolicy
 from policies.rules.base import Rule
 
 PACK_NAME = "gpupool"
+MANIFEST = Path(__file__).resolve().parent / "PulumiPolicy.yaml"
 DESCRIPTION = (
     "GPU fleets that scale out on utilisation, never up: the gpupool policy engine's rules "
     "(same ids, messages and defaults as `gpupool check`)."
@@ -54,11 +56,25 @@ def _servicer(cls: type | None) -> Iterator[None]:
         sdk._PolicyAnalyzerServicer = original  # type: ignore[misc]
 
 
+def pack_version() -> str:
+    """The pack's version as ``PulumiPolicy.yaml`` declares it (what the Pulumi CLI publishes);
+    the pack reports the same one over gRPC."""
+    from gpupool.yamlio import read_yaml
+
+    doc = read_yaml(MANIFEST)
+    version = doc.get("version") if isinstance(doc, dict) else None
+    if not isinstance(version, str) or not version.strip():
+        from gpupool.errors import InputError
+
+        raise InputError(f"{MANIFEST}: version: expected the pack's version, got {version!r}")
+    return version
+
+
 def serve(rules: Sequence[Rule] | None = None) -> None:
     """Start the pack's gRPC server and print its port (blocks until interrupted)."""
     glue = rule_policies(rules)
     checks = {rp.id: rp.config_problems for rp in glue}
-    with _servicer(leveled_servicer(checks, PACK_NAME)):
+    with _servicer(leveled_servicer(checks, PACK_NAME, pack_version())):
         PolicyPack(
             name=PACK_NAME,
             description=DESCRIPTION,

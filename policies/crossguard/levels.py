@@ -66,13 +66,16 @@ class LeveledReport:
 ConfigCheck = Callable[[str, Mapping[str, Any]], list[str]]
 
 
-def leveled_servicer(config_checks: Mapping[str, ConfigCheck], pack_name: str) -> type | None:
+def leveled_servicer(config_checks: Mapping[str, ConfigCheck], pack_name: str,
+                     version: str | None = None) -> type | None:
     """pulumi-policy's servicer with per-level reporting, config validation at Configure, and
     each Analyze request's properties converted once for all policies.
 
     ``config_checks`` maps a policy name to a function of (enforcement, properties) returning
     problems; a Configure carrying any problem (or naming a policy the pack lacks) is refused
     with INVALID_ARGUMENT, so ``pulumi preview`` stops with the message before analysing.
+    ``version`` replaces the "0.0.1" pulumi-policy's Python SDK always reports (it expects the
+    CLI to read PulumiPolicy.yaml), so diagnostics and GetAnalyzerInfo name the real version.
     """
     base = getattr(sdk, "_PolicyAnalyzerServicer", None)
     if base is None or not callable(getattr(base, "_create_report_violation", None)):
@@ -82,6 +85,9 @@ def leveled_servicer(config_checks: Mapping[str, ConfigCheck], pack_name: str) -
     takes_severity = "severity" in inspect.signature(base._create_report_violation).parameters
 
     class LeveledServicer(base):  # type: ignore[misc,valid-type]
+        def __init__(self, name, sdk_version, *args, **kwargs):  # type: ignore[no-untyped-def]
+            super().__init__(name, version or sdk_version, *args, **kwargs)
+
         def _create_report_violation(  # type: ignore[no-untyped-def]
             self, response, policy_name, policy_description, enforcement_level, severity=None
         ) -> LeveledReport:
