@@ -23,9 +23,72 @@ FORMATS_CHECK = ("text", "json", "sarif", "junit", "markdown")
 
 
 class _Parser(argparse.ArgumentParser):
+    """argparse that teaches: a missing subcommand prints the help, a mistyped option, command
+    or choice gets a "did you mean", and every usage error is one line (exit 2)."""
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras and self._is_root:
+            # argparse reports them from the top parser; the subcommand's options know better
+            chosen = _chosen_parser(self, parsed)
+            chosen.error(f"unrecognized arguments: {' '.join(extras)}"
+                         f"{_suggest_options(extras, chosen)}")
+        return parsed, extras
+
+    @property
+    def _is_root(self) -> bool:
+        return " " not in self.prog
+
     def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"{self.prog}: {message}\n")
+        subs = _subcommands(self)
+        if (subs is not None and message.startswith("the following arguments are required:")
+                and argparse._get_action_name(subs) in message):
+            self.print_help()  # `gpupool`, `gpupool netcheck`: what can be done here
+            raise SystemExit(0)
+        sys.stderr.write(f"{self.prog}: {message}{_suggest_choice(message)}\n")
         raise SystemExit(2)
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> argparse.Action | None:
+    return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+
+
+def _chosen_parser(parser: argparse.ArgumentParser, ns: argparse.Namespace
+                   ) -> argparse.ArgumentParser:
+    """The (sub)parser that parsed the deepest subcommand given."""
+    while (subs := _subcommands(parser)) is not None:
+        chosen = getattr(ns, subs.dest, None)
+        if not isinstance(chosen, str) or chosen not in subs.choices:
+            break
+        parser = subs.choices[chosen]
+    return parser
+
+
+def _close(word: str, choices: Sequence[str]) -> str | None:
+    import difflib
+
+    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def _suggest_options(extras: Sequence[str], parser: argparse.ArgumentParser) -> str:
+    options = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+    for arg in extras:
+        if arg.startswith("-"):
+            near = _close(arg.split("=", 1)[0], options)
+            if near is not None:
+                return f" (did you mean {near}?)"
+    return f" (see {parser.prog} --help)"
+
+
+def _suggest_choice(message: str) -> str:
+    import re
+
+    m = re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)$", message)
+    if m is None:
+        return ""
+    near = _close(m.group(1), re.findall(r"'([^']*)'", m.group(2)))
+    return f" (did you mean {near}?)" if near else ""
 
 
 def _command(
@@ -56,10 +119,13 @@ def _add_validate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def _add_catalog(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c = _command(sub, "catalog", "show the GPU instance catalog",
-                 "GPU instance types with their GPUs, network baseline and on-demand prices, and "
-                 "the smallest size per GPU (the size pools scale out with).",
-                 ["gpupool catalog --gpu T4", "gpupool catalog --format json"])
-    c.add_argument("--gpu", metavar="MODEL", help="only types carrying this GPU model (e.g. T4)")
+                 "GPU instance types with their GPUs, network baseline and on-demand prices, "
+                 "cheapest GPU-hour first, and the smallest size per GPU marked (the size pools "
+                 "scale out with). The table fits a 100-column terminal.",
+                 ["gpupool catalog --gpu T4", "gpupool catalog --gpu g5",
+                  "gpupool catalog --format json"])
+    c.add_argument("--gpu", metavar="MODEL|FAMILY",
+                   help="only types carrying this GPU model (T4, A10G) or of this family (g5)")
     c.add_argument("--format", choices=("text", "json"), default="text")
     csub = c.add_subparsers(dest="catalog_command", parser_class=_Parser)
     r = _command(csub, "refresh", "rebuild the catalog from EC2 DescribeInstanceTypes",
@@ -271,7 +337,12 @@ COMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], 
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="gpupool", description="GPU pools that scale out on utilisation, never up.")
+    p = _Parser(prog="gpupool", description="GPU pools that scale out on utilisation, never up.",
+                epilog="examples:\n  gpupool validate dev\n  gpupool plan dev\n"
+                       "  gpupool check --stack dev --base origin/main\n"
+                       "  gpupool catalog --gpu g5\n\n"
+                       "Every command explains itself: gpupool COMMAND --help",
+                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"gpupool {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for add in COMMANDS:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from dataclasses import replace
 from datetime import date
@@ -80,6 +81,10 @@ def _load_inputs(args: argparse.Namespace, plan_files: list[str]) -> tuple[Setti
             problems += e.problems
     plans: list[Plan] = []
     for name in plan_files:
+        hint = stack_file_hint(name)
+        if hint is not None:
+            problems.append(hint)
+            continue
         try:
             plans.append(load_plan(name))
         except InputError as e:
@@ -110,6 +115,27 @@ def _today(given: str | None) -> date | None:
         return date.fromisoformat(given.strip())
     except ValueError:
         raise InputError(f"--today: expected a date YYYY-MM-DD, got {given[:40]!r}") from None
+
+
+_STACK_FILE = re.compile(r"^Pulumi\.(?P<stack>[^/]+)\.ya?ml$")
+
+
+def stack_file_hint(name: str) -> str | None:
+    """A Pulumi stack file given where a plan file goes: say how to check the stack instead
+    (``--stack dev`` when it is the project's own stack, else ``--stack PATH``)."""
+    m = _STACK_FILE.match(Path(name).name)
+    if m is None or not Path(name).is_file():
+        return None
+    stack = m.group("stack")
+    try:
+        from gpupool.config import stack_path
+
+        own = stack_path(stack, Path.cwd()).resolve() == Path(name).resolve()
+    except (InputError, OSError):
+        own = False
+    return (f"{name}: expected a plan file (terraform show -json, pulumi preview --json, "
+            f"gpupool plan --format json), got a Pulumi stack file; to check the stack, run: "
+            f"gpupool check --stack {stack if own else name}")
 
 
 def _stacks(given: str | list[str] | None) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -35,10 +36,15 @@ def table_lines(out: str) -> dict[str, str]:
     """Table body lines keyed by instance type (the first cell)."""
     rows: dict[str, str] = {}
     for line in out.splitlines():
-        cells = [c.strip() for c in line.strip("│").split("│")]
-        if line.startswith("│") and "." in cells[0]:
-            rows[cells[0]] = line
+        first = line.split(" ", 1)[0]
+        if re.fullmatch(r"[a-z][a-z0-9-]*\.[a-z0-9]+", first):
+            rows[first] = line
     return rows
+
+
+def cells(line: str) -> list[str]:
+    """A row's cells: columns are at least two spaces apart (an empty EFA cell vanishes)."""
+    return re.split(r"\s{2,}", line.strip())
 
 
 def test_json_rows_have_the_design_keys(capsys: pytest.CaptureFixture[str]) -> None:
@@ -69,14 +75,13 @@ def test_text_table_marks_the_smallest_size(capsys: pytest.CaptureFixture[str]) 
     rows = table_lines(out)
     assert set(rows) == {f"g4dn.{s}" for s in ("xlarge", "2xlarge", "4xlarge", "8xlarge",
                                                 "12xlarge", "16xlarge", "metal")}
-    assert rows["g4dn.xlarge"].rstrip().endswith("◆ │")
-    assert not rows["g4dn.16xlarge"].rstrip().endswith("◆ │")
-    cells = [c.strip() for c in rows["g4dn.16xlarge"].strip("│").split("│")]
-    # type, GPU, GPU mem, vCPU, mem, arch, net, EFA, $/h, $/GPU-h, marker
+    assert rows["g4dn.xlarge"].rstrip().endswith("◆")
+    assert not rows["g4dn.16xlarge"].rstrip().endswith("◆")
+    # type, GPUs, GPU GiB, vCPU, RAM GiB, arch, net Gbps (baseline), EFA, $/h, $/GPU-h
     gpu = "1 \u00d7 T4"
-    expected = ["g4dn.16xlarge", gpu, "16", "64", "256", "x86_64", "50/50", "yes", "4.352"]
-    assert cells[:9] == expected
-    assert [c.strip() for c in rows["g4dn.xlarge"].strip("│").split("│")][6] == "5/25"
+    assert cells(rows["g4dn.16xlarge"]) == [
+        "g4dn.16xlarge", gpu, "16", "64", "256", "x86", "50", "yes", "4.352", "4.352"]
+    assert cells(rows["g4dn.xlarge"])[6] == "5"
     assert "Prices: on-demand us-east-1" in out and "Karpenter" in out
     assert "DescribeInstanceTypes" in out
 
@@ -85,8 +90,7 @@ def test_text_table_shows_unpriced_types_as_unknown(capsys: pytest.CaptureFixtur
     code, out, _ = run_cli(capsys, "catalog", "--gpu", "H200")
     assert code == 0
     row = table_lines(out)["p5e.48xlarge"]  # no us-east-1 price in the recorded sources
-    cells = [c.strip() for c in row.strip("│").split("│")]
-    assert cells[8:10] == ["—", "—"]  # never 0.000
+    assert cells(row)[-2:] == ["—", "—"]  # never 0.000
 
 
 def test_unknown_gpu_model_exits_2_listing_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
@@ -94,8 +98,9 @@ def test_unknown_gpu_model_exits_2_listing_known_ones(capsys: pytest.CaptureFixt
     assert code == 2 and out == ""
     lines = err.splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith("gpupool catalog: --gpu: expected one of ")
-    assert "T4, T4g" in lines[0] and "A10G" in lines[0] and lines[0].endswith("got 'T5'")
+    assert lines[0].startswith("gpupool catalog: --gpu: expected a GPU model (")
+    assert "T4, T4g" in lines[0] and "A10G" in lines[0] and "g4dn, g5" in lines[0]
+    assert lines[0].endswith("got 'T5' (did you mean T4 or p5 or g5?)")
 
 
 def test_unknown_gpu_model_in_a_real_process_has_no_traceback() -> None:
