@@ -4,6 +4,7 @@ objects, strings for booleans, and :data:`UNKNOWN` for values known only after a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -69,15 +70,15 @@ def flag(value: Any) -> bool | Maybe:
 
 
 def number(value: Any) -> float | Maybe | None:
+    """A finite number, UNKNOWN, or None (absent, or not a number: ``"inf"``, NaN, 10**400 and
+    booleans are not sizes). Plan sources refuse such values as bad input; this is the guard
+    for inputs that come another way (the CrossGuard pack, examples)."""
     if value is UNKNOWN:
         return UNKNOWN
-    if isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
         return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return None
-    return None
+    try:
+        out = float(value)
+    except (ValueError, OverflowError):
+        return None
+    return out if math.isfinite(out) else None

@@ -12,4 +12,5 @@ from policies.result import Result
 
 
 def render(result: Result) -> str:
-    return json.dumps(result.to_json(), indent=2, ensure_ascii=False, default=str) + "\n"
+    return json.dumps(result.to_json(), indent=2, ensure_ascii=False, default=str,
+                      allow_nan=False) + "\n"

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from policies.model import ChangeKind, Plan, ResourceChange, resource_kind
+from policies.sources import fields
+from policies.sources.fields import camel_path
 from policies.sources.pulumi_values import (
     dependency_references,
     inputs,
@@ -94,7 +96,10 @@ def _resource(r: Any, i: int, origin: str) -> OfflineResource | None:
     )
     if not custom or is_engine_resource(rtype):
         return None
-    return OfflineResource(urn, rtype, name, parent, inputs(raw or {}), references)
+    normalised = inputs(raw or {})
+    fields.check(resource_kind(rtype), normalised, origin,
+                 lambda path: f"{where}.inputs.{camel_path(path)}")
+    return OfflineResource(urn, rtype, name, parent, normalised, references)
 
 
 def change(res: OfflineResource, kind: ChangeKind, old: dict[str, Any] | None) -> ResourceChange:

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from policies.model import ChangeKind, Plan, ResourceChange, resource_kind
+from policies.sources import fields
+from policies.sources.fields import camel_path
 from policies.sources.pulumi_values import (
     dependency_references,
     inputs,
@@ -195,6 +197,10 @@ def _change(urn: str, m: _Merged, origin: str) -> ResourceChange:
         old_inputs = _inputs(m.old, origin, old_where)
         if m.kind is ChangeKind.DELETE:
             parent = parent_link(m.old.get("parent"), origin, f"{old_where}.parent")
+    kind = resource_kind(m.type)
+    fields.check(kind, new_inputs, origin, lambda path: f"{where}.inputs.{camel_path(path)}")
+    fields.check(kind, old_inputs, origin,
+                 lambda path: f"{m.old_where}.inputs.{camel_path(path)}")
     return ResourceChange(
         address=urn,
         type=m.type,
@@ -203,7 +209,7 @@ def _change(urn: str, m: _Merged, origin: str) -> ResourceChange:
         new=new_inputs if new_inputs is not None or m.kind is ChangeKind.DELETE else {},
         old=old_inputs,
         source=SOURCE,
-        kind=resource_kind(m.type),
+        kind=kind,
         references=references,
         parent=parent,
     )

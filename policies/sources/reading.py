@@ -55,6 +55,9 @@ def _describe(value: object) -> str:
     if isinstance(value, str) and not isinstance(value, bool):
         shown = value if len(value) <= 40 else value[:37] + "..."
         return f"string {json.dumps(shown)}"
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        digits = len(str(value)) if value.bit_length() < 4000 else "over 1,000"
+        return f"a number of {digits} digits"  # str() of 5,000 digits would raise
     if isinstance(value, bool | int | float) or value is None:
         return json.dumps(value)
     if isinstance(value, list | dict):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from policies.model import UNKNOWN, ChangeKind, Plan, ResourceChange, resource_kind
+from policies.sources import fields
 from policies.sources.reading import fail, problem, want_list, want_str
 from policies.sources.terraform_refs import References
 from policies.sources.tfaddr import Segment, split_module_address
@@ -59,7 +60,7 @@ def parse(doc: dict[str, Any], origin: str) -> Plan:
         if row.address == row.entry["address"]:  # not a deposed object: a live instance
             instances.setdefault(row.resource_address, []).append(row.key)
     refs = References(doc.get("configuration"), origin, instances)
-    changes = tuple(_change(row, refs, origin) for row in rows)
+    changes = tuple(c for c in (_change(row, refs, origin) for row in rows) if c is not None)
     return Plan(source=SOURCE, origin=origin, changes=changes, meta=meta)
 
 
@@ -149,7 +150,7 @@ def _module_part(address: str, rel: str) -> str:
     return address[:cut] if cut > 0 else ""
 
 
-def _change(row: _Row, refs: References, origin: str) -> ResourceChange:
+def _change(row: _Row, refs: References, origin: str) -> ResourceChange | None:
     change = row.entry.get("change")
     if type(change) is not dict:
         fail(origin, _where(row, ""), "an object", change)
@@ -171,6 +172,10 @@ def _change(row: _Row, refs: References, origin: str) -> ResourceChange:
         fail(origin, _where(row, ".after_unknown"), "an object or boolean", unknown)
 
     new: dict[str, Any] | None = None
+    if kind is ChangeKind.NOOP and before is None and after is None:
+        # Terraform 1.0.x writes this for a count/for_each instance that neither exists nor is
+        # planned (seen in terraform-compliance's test data): nothing to judge.
+        return None
     if kind is not ChangeKind.DELETE:
         if unknown is True:
             if row.mode == "managed":
@@ -183,15 +188,21 @@ def _change(row: _Row, refs: References, origin: str) -> ResourceChange:
             new = {}
         else:
             new = _merge_unknown(after if after is not None else {}, unknown) if unknown else after
+    old = None if kind is ChangeKind.CREATE else before
+    rkind = resource_kind(row.rtype)
+    if row.mode == "managed":
+        where = f"resource_changes[{row.index}].change."
+        fields.check(rkind, new, origin, lambda path: f"{where}after.{path}")
+        fields.check(rkind, old, origin, lambda path: f"{where}before.{path}")
     return ResourceChange(
         address=row.address,
         type=row.rtype,
         name=row.name,
         change=kind,
         new=new,
-        old=None if kind is ChangeKind.CREATE else before,
+        old=old,
         source=SOURCE,
-        kind=resource_kind(row.rtype),
+        kind=rkind,
         references=refs.for_resource(row.segments, row.rel, row.key),
     )
 
