@@ -62,6 +62,14 @@ class ResourceKind(StrEnum):
     PLACEMENT_GROUP = "placement-group"
     IAM_ROLE = "iam-role"
     K8S_WORKLOAD = "k8s-workload"
+    SUBNET = "subnet"
+    NETWORK_INTERFACE = "network-interface"
+    ELASTIC_IP = "elastic-ip"  # an EIP, or its association with an instance or interface
+    LOAD_BALANCER = "load-balancer"
+    TARGET_GROUP = "target-group"
+    # What puts targets behind a load balancer: target group attachments (instance → target
+    # group), autoscaling (traffic source) attachments and classic ELB attachments.
+    LB_ATTACHMENT = "lb-attachment"
     OTHER = "other"
 
 
@@ -89,6 +97,36 @@ RESOURCE_KINDS: Final[dict[str, ResourceKind]] = {
     "aws:ec2/placementGroup:PlacementGroup": ResourceKind.PLACEMENT_GROUP,
     "aws_iam_role": ResourceKind.IAM_ROLE,
     "aws:iam/role:Role": ResourceKind.IAM_ROLE,
+    # network (remote-GPU proxy tiers)
+    "aws_subnet": ResourceKind.SUBNET,
+    "aws:ec2/subnet:Subnet": ResourceKind.SUBNET,
+    "aws_network_interface": ResourceKind.NETWORK_INTERFACE,
+    "aws:ec2/networkInterface:NetworkInterface": ResourceKind.NETWORK_INTERFACE,
+    "aws_eip": ResourceKind.ELASTIC_IP,
+    "aws:ec2/eip:Eip": ResourceKind.ELASTIC_IP,
+    "aws_eip_association": ResourceKind.ELASTIC_IP,
+    "aws:ec2/eipAssociation:EipAssociation": ResourceKind.ELASTIC_IP,
+    "aws_lb": ResourceKind.LOAD_BALANCER,
+    "aws_alb": ResourceKind.LOAD_BALANCER,
+    "aws_elb": ResourceKind.LOAD_BALANCER,
+    "aws:lb/loadBalancer:LoadBalancer": ResourceKind.LOAD_BALANCER,
+    "aws:alb/loadBalancer:LoadBalancer": ResourceKind.LOAD_BALANCER,
+    "aws:elb/loadBalancer:LoadBalancer": ResourceKind.LOAD_BALANCER,
+    "aws_lb_target_group": ResourceKind.TARGET_GROUP,
+    "aws_alb_target_group": ResourceKind.TARGET_GROUP,
+    "aws:lb/targetGroup:TargetGroup": ResourceKind.TARGET_GROUP,
+    "aws:alb/targetGroup:TargetGroup": ResourceKind.TARGET_GROUP,
+    "aws_lb_target_group_attachment": ResourceKind.LB_ATTACHMENT,
+    "aws_alb_target_group_attachment": ResourceKind.LB_ATTACHMENT,
+    "aws:lb/targetGroupAttachment:TargetGroupAttachment": ResourceKind.LB_ATTACHMENT,
+    "aws:alb/targetGroupAttachment:TargetGroupAttachment": ResourceKind.LB_ATTACHMENT,
+    "aws_autoscaling_attachment": ResourceKind.LB_ATTACHMENT,
+    "aws:autoscaling/attachment:Attachment": ResourceKind.LB_ATTACHMENT,
+    "aws_autoscaling_traffic_source_attachment": ResourceKind.LB_ATTACHMENT,
+    "aws:autoscaling/trafficSourceAttachment:TrafficSourceAttachment":
+        ResourceKind.LB_ATTACHMENT,
+    "aws_elb_attachment": ResourceKind.LB_ATTACHMENT,
+    "aws:elb/attachment:Attachment": ResourceKind.LB_ATTACHMENT,
 }
 
 

@@ -11,7 +11,8 @@ the plan does not know a value: never a guess, never a default that would let a 
 
 One module per subject: ``values`` (reading one value), ``instances`` (instance types, metadata
 options), ``storage`` (EBS volumes), ``tags``, ``scaling`` (scaling policies), ``capacity``
-(GPUs and cost at max size, chargeback tag values) and ``index``
+(GPUs and cost at max size, chargeback tag values), ``network`` (proxy roles and budgets,
+placement, ingress, load balancers) and ``index``
 (:class:`PlanIndex`, the links between the resources of one plan). This package re-exports
 them, so ``from policies.facts import PlanIndex`` keeps working.
 """
@@ -30,6 +31,7 @@ from policies.facts.instances import (
     overrides,
     own_instance_types,
 )
+from policies.facts.network import Budget, Found, NetworkIndex, budget_number, own_tag
 from policies.facts.scaling import ScalingPolicy, scaling_policy
 from policies.facts.storage import Volume, volumes
 from policies.facts.tags import GroupTag, Tags, group_tags, launch_tags, resource_tags
@@ -46,12 +48,15 @@ from policies.facts.values import (
 )
 
 __all__ = [
+    "Budget",
     "Capacity",
+    "Found",
     "GroupPolicies",
     "GroupTag",
     "InstanceTypes",
     "Link",
     "Maybe",
+    "NetworkIndex",
     "PlanIndex",
     "ScalingPolicy",
     "Side",
@@ -59,6 +64,7 @@ __all__ = [
     "Volume",
     "block",
     "blocks",
+    "budget_number",
     "flag",
     "gpu_capacity",
     "group_tags",
@@ -73,6 +79,7 @@ __all__ = [
     "override_weights",
     "overrides",
     "own_instance_types",
+    "own_tag",
     "resource_tags",
     "scaling_policy",
     "tag_value",

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from policies.facts.instances import InstanceTypes, own_instance_types
+from policies.facts.network import NetworkIndex
 from policies.facts.values import _GONE, Side, block, inputs_of, text
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 
@@ -54,6 +55,7 @@ class PlanIndex:
         self._memo: dict[tuple[str, str, Side], tuple[ResourceChange, Any]] = {}
         self._unlinked_unknown: tuple[ResourceChange, ...] = ()
         self._unlinked_any: tuple[ResourceChange, ...] = ()
+        self._network: NetworkIndex | None = None
         for c in changes:
             self.by_address[c.address] = c
             if c.address.endswith("]"):
@@ -74,6 +76,13 @@ class PlanIndex:
                     self.groups.append(c)
                 elif c.kind is ResourceKind.SCALING_POLICY:
                     self.policies.append(c)
+
+    @property
+    def network(self) -> NetworkIndex:
+        """Placement groups, subnets, security groups and load balancer links (first use)."""
+        if self._network is None:
+            self._network = NetworkIndex(self)
+        return self._network
 
     def _cached(self, what: str, change: ResourceChange, side: Side,
                 compute: Callable[[ResourceChange, Side], Any]) -> Any:

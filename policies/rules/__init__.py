@@ -11,6 +11,9 @@ from policies.rules.ebs_encrypted import RULE as EBS_ENCRYPTED
 from policies.rules.gpu_chargeback_tags import RULE as GPU_CHARGEBACK_TAGS
 from policies.rules.gpu_no_vertical_upsize import RULE as GPU_NO_VERTICAL_UPSIZE
 from policies.rules.gpu_pool_scales_on_utilisation import RULE as GPU_POOL_SCALES
+from policies.rules.gpu_proxy_network_budget import RULE as GPU_PROXY_NETWORK_BUDGET
+from policies.rules.gpu_proxy_placement import RULE as GPU_PROXY_PLACEMENT
+from policies.rules.gpu_proxy_private import RULE as GPU_PROXY_PRIVATE
 from policies.rules.gpu_smallest_instance import RULE as GPU_SMALLEST_INSTANCE
 from policies.rules.imdsv2_required import RULE as IMDSV2_REQUIRED
 from policies.rules.team_gpu_quota import RULE as TEAM_GPU_QUOTA
@@ -22,6 +25,9 @@ ALL_RULES: tuple[Rule, ...] = (
     GPU_CHARGEBACK_TAGS,
     IMDSV2_REQUIRED,
     EBS_ENCRYPTED,
+    GPU_PROXY_PLACEMENT,
+    GPU_PROXY_PRIVATE,
+    GPU_PROXY_NETWORK_BUDGET,
     TEAM_GPU_QUOTA,
 )
 

@@ -24,6 +24,7 @@ from policies.rules._common import (
     per_gpu_hour,
     usd,
 )
+from policies.rules._proxy import bandwidth_sizing, proxy_min_gbps
 from policies.rules.base import (
     Enforcement,
     Example,
@@ -64,7 +65,9 @@ class GpuNoVerticalUpsize(Rule):
             "and is denied unless allowGpuPacking is set. A change to another GPU model (T4 → "
             "A10G) is a GPU change, not vertical scaling: it is reported as information with both "
             "prices per GPU-hour. Looks at instance types of instances, launch templates, launch "
-            "configurations, ASG override lists and EKS node groups, on updates and replacements."
+            "configurations, ASG override lists and EKS node groups, on updates and replacements. "
+            "A GPU proxy (gpupool:role = gpu-proxy) may step up to the size its bandwidth budget "
+            "(gpupool:remoting-min-gbps) needs and no further: bandwidth, not GPU."
         ),
         scope="resource",
         kinds=KINDS,
@@ -160,6 +163,27 @@ class GpuNoVerticalUpsize(Rule):
                               "p2.xlarge is not in the GPU catalog"],
         ),
         Example(
+            title="A GPU proxy steps up for its bandwidth budget (8 Gbps: g4dn.2xlarge)",
+            allowed=True,
+            resources=[{
+                "type": "aws:ec2/launchTemplate:LaunchTemplate", "name": "proxy",
+                "old": {"instanceType": "g4dn.xlarge"},
+                "new": {"instanceType": "g4dn.2xlarge", "tags": {
+                    "gpupool:role": "gpu-proxy", "gpupool:remoting-min-gbps": "8"}},
+            }],
+        ),
+        Example(
+            title="A GPU proxy steps beyond what its budget needs",
+            allowed=False,
+            resources=[{
+                "type": "aws:ec2/launchTemplate:LaunchTemplate", "name": "proxy",
+                "old": {"instanceType": "g4dn.xlarge"},
+                "new": {"instanceType": "g4dn.8xlarge", "tags": {
+                    "gpupool:role": "gpu-proxy", "gpupool:remoting-min-gbps": "8"}},
+            }],
+            message_contains=["g4dn.xlarge → g4dn.8xlarge adds", "justifies g4dn.2xlarge"],
+        ),
+        Example(
             title="Change to another GPU model (T4 → A10G) is information, not an upsize",
             allowed=True,
             resources=[{
@@ -220,7 +244,8 @@ class GpuNoVerticalUpsize(Rule):
         for a, b in pairs:
             delta = catalog.gpu_delta(a, b)
             if delta is not None:
-                finding = self._judge(change.address, delta, catalog, params)
+                finding = self._judge(change.address, delta, catalog, params,
+                                      proxy_min_gbps(change))
                 if finding is not None:
                     yield finding
             elif catalog.may_carry_gpu(a) and catalog.may_carry_gpu(b):
@@ -233,8 +258,8 @@ class GpuNoVerticalUpsize(Rule):
                 f"{', '.join(unpaired)} replaced {_show(old)}: "
                 + "; ".join(not_in_catalog(t, catalog) for t in unpaired)), unknown=True)
 
-    def _judge(self, address: str, d: GpuChange, catalog: Catalog, params: Params
-               ) -> Finding | None:
+    def _judge(self, address: str, d: GpuChange, catalog: Catalog, params: Params,
+               min_gbps: float | None = None) -> Finding | None:
         a, b = d.old, d.new
         price = d.price_delta_per_hour
         detail: dict[str, object] = {
@@ -248,11 +273,17 @@ class GpuNoVerticalUpsize(Rule):
                 f"not vertical scaling: {per_gpu_hour(a)} → {per_gpu_hour(b)}; "
                 f"{cost_change(price)}"), advisory_only=True, detail=detail)
         if d.is_vertical_upsize:
+            sizing = (bandwidth_sizing(catalog, b.instance_type, min_gbps)
+                      if min_gbps is not None else None)
+            if sizing is not None and sizing.allowed:
+                return Finding(address, f"{a.instance_type} → {b.instance_type}: {sizing.reason}",
+                               advisory_only=True, detail=detail)
             more = _more(d)
+            why = f"; {sizing.reason}" if sizing is not None else ""
             return Finding(address, (
                 f"{a.instance_type} → {b.instance_type} adds {more} but no GPU power "
                 f"(still {gpus(b)}): {cost_change(price)}, no GPU added; "
-                f"{_alternative(b.instance_type, 0, catalog, detail)}"), detail=detail)
+                f"{_alternative(b.instance_type, 0, catalog, detail)}{why}"), detail=detail)
         if d.packs_more_gpus and not params.allow_gpu_packing:
             extra = d.gpu_count_delta
             return Finding(address, (

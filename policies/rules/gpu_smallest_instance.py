@@ -8,6 +8,7 @@ from pydantic import Field
 
 from policies.model import ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify, not_in_catalog, respelled, usd
+from policies.rules._proxy import bandwidth_sizing, proxy_min_gbps
 from policies.rules.base import (
     Enforcement,
     Example,
@@ -49,7 +50,11 @@ class GpuSmallestInstance(Rule):
             "smallest size (plus maxPerGpuPremiumPct): p5.48xlarge, at p5.4xlarge's price per "
             "GPU, passes, and p4d.24xlarge passes because its A100 40 GB comes in no smaller "
             "size. Applies to instances, launch templates, launch configurations, ASG override "
-            "lists and EKS node groups; types that carry no GPU are out of scope."
+            "lists and EKS node groups; types that carry no GPU are out of scope. One "
+            "exception joins the remote-GPU idea: a resource tagged gpupool:role = gpu-proxy "
+            "may run the cheapest size whose baseline bandwidth meets its budget "
+            "(gpupool:remoting-min-gbps), because scaling out does not widen one client's "
+            "flow; the report says so, and a size beyond it is still a violation."
         ),
         scope="resource",
         kinds=frozenset({
@@ -122,6 +127,26 @@ class GpuSmallestInstance(Rule):
             message_contains=["g4dn.16xlarge is not the smallest size", "g4dn.xlarge"],
         ),
         Example(
+            title="A GPU proxy sized for its bandwidth budget (8 Gbps: g4dn.2xlarge)",
+            allowed=True,
+            resources=[{"type": "aws:ec2/launchTemplate:LaunchTemplate", "name": "proxy",
+                        "new": {"instanceType": "g4dn.2xlarge", "tags": {
+                            "gpupool:role": "gpu-proxy", "gpupool:remoting-min-gbps": "8"}}}],
+        ),
+        Example(
+            title="A GPU proxy bigger than its budget needs",
+            allowed=False,
+            resources=[{"type": "aws_launch_template", "name": "proxy",
+                        "address": "aws_launch_template.proxy",
+                        "new": {"instance_type": "g4dn.4xlarge", "tag_specifications": [
+                            {"resource_type": "instance", "tags": {
+                                "gpupool:role": "gpu-proxy",
+                                "gpupool:remoting-min-gbps": "8"}}]}}],
+            message_contains=["g4dn.4xlarge is not the smallest size",
+                              "the proxy's budget (8 Gbps) justifies g4dn.2xlarge (10 Gbps "
+                              "baseline) at most, never beyond"],
+        ),
+        Example(
             title="Non-GPU types are out of scope",
             allowed=True,
             resources=[{"type": "aws:ec2/instance:Instance", "name": "bastion",
@@ -158,6 +183,14 @@ class GpuSmallestInstance(Rule):
                 continue
             if catalog.is_smallest(name):
                 continue
+            sizing = None
+            min_gbps = proxy_min_gbps(change)
+            if min_gbps is not None:
+                sizing = bandwidth_sizing(catalog, name, min_gbps)
+                if sizing is not None and sizing.allowed:
+                    yield Finding(change.address, sizing.reason, advisory_only=True,
+                                  detail={"instance_type": name, "min_gbps": min_gbps})
+                    continue
             smallest = catalog.smallest_like(name)
             assert smallest is not None  # name is in the catalog
             price, floor = row.price_per_gpu_hour, smallest.price_per_gpu_hour
@@ -171,12 +204,13 @@ class GpuSmallestInstance(Rule):
             if price <= ceiling * (1 + _EPSILON):
                 continue
             premium = (price / floor - 1) * 100
+            why = f"; {sizing.reason}" if sizing is not None else ""
             yield Finding(
                 change.address,
                 f"{name} is not the smallest size for its GPU ({row.gpu_model}): "
                 f"{usd(price)} per GPU-hour against "
                 f"{usd(floor)} for {smallest.instance_type} (+{premium:.0f} %); use "
-                f"{smallest.instance_type} and scale out horizontally",
+                f"{smallest.instance_type} and scale out horizontally{why}",
                 detail={"instance_type": name, "smallest": smallest.instance_type,
                         "price_per_gpu_hour": round(price, 6),
                         "smallest_price_per_gpu_hour": round(floor, 6)},
