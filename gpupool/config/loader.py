@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, get_args
@@ -20,6 +20,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from gpupool import jsonio
 from gpupool.catalog import Catalog, InstanceType, load_catalog
+from gpupool.config import remote_gpu
 from gpupool.config.models import (
     PATTERN_HINTS,
     GpuPoolConfig,
@@ -44,6 +45,7 @@ class LoadedStack:
     config: StackConfig
     instance_types: dict[str, InstanceType]  # pool name → resolved smallest instance type
     flat: dict[str, Any]  # the namespaced config as Pulumi would pass it
+    tiers: dict[str, remote_gpu.ResolvedTier] = field(default_factory=dict)  # remoteGpu by name
 
     @property
     def shown_path(self) -> str:
@@ -186,6 +188,8 @@ def parse_flat_config(
             resolved[pool["name"].strip()] = chosen
     if config is not None:
         problems += _kubernetes_gpus(config, catalog, source, names, order)
+    for loc, expected in _tier_problems(data.get("remoteGpu"), config, catalog):
+        problems.append((_sort_key(loc, order), f"{source}: {_key(loc, names)}: {expected}"))
     if problems or config is None:
         problems.sort(key=lambda p: p[0])
         raise InputError([line for _, line in problems])
@@ -209,6 +213,52 @@ def _kubernetes_gpus(
         except ValueError as e:
             loc = ("kubernetes", i, "gpu")
             out.append((_sort_key(loc, order), f"{source}: {_key(loc, names)}: {e}"))
+    return out
+
+
+def resolve_tiers(
+    config: StackConfig, catalog: Catalog | None = None
+) -> dict[str, remote_gpu.ResolvedTier]:
+    """Every remote-GPU tier of a valid stack, sized (see :mod:`gpupool.config.remote_gpu`)."""
+    catalog = catalog or load_catalog()
+    return {
+        t.name: remote_gpu.resolve_tier(t, resolve_gpu(t.gpu, t.arch, catalog), catalog)
+        for t in config.remote_gpu
+    }
+
+
+def _tier_problems(
+    raw: Any, config: StackConfig | None, catalog: Catalog
+) -> list[tuple[tuple[Any, ...], str]]:
+    """(location, expectation) for tiers whose GPU or budget cannot be met, checked on whatever
+    is valid so that they show up together with every other error."""
+    out: list[tuple[tuple[Any, ...], str]] = []
+    for i, tier in enumerate(raw if isinstance(raw, list) else []):
+        model: remote_gpu.RemoteGpuTierConfig | None = None
+        if config is not None:
+            model = config.remote_gpu[i]
+        elif isinstance(tier, dict):
+            try:  # a tier valid on its own is sized even when another key is wrong
+                model = remote_gpu.RemoteGpuTierConfig.model_validate(tier)
+            except ValidationError:
+                model = None
+        valid = _valid_fields(remote_gpu.RemoteGpuTierConfig, tier) if (
+            model is None and isinstance(tier, dict)) else {}
+        gpu = model.gpu if model is not None else valid.get("gpu")
+        arch = model.arch if model is not None else valid.get("arch")
+        if gpu is None or arch is None:
+            continue
+        try:
+            smallest = resolve_gpu(gpu, arch, catalog)
+        except ValueError as e:
+            out.append((("remoteGpu", i, "gpu"), str(e)))
+            continue
+        if model is None:
+            continue  # the budget is judged once the tier's own keys are valid
+        try:
+            remote_gpu.resolve_tier(model, smallest, catalog)
+        except remote_gpu.TierProblem as e:
+            out.append((("remoteGpu", i, *e.key.split(".")), e.expected))
     return out
 
 
@@ -252,6 +302,32 @@ def _cross_checks(data: dict[str, Any], bad: set[tuple[Any, ...]]) -> list[tuple
     names = [n.strip() if isinstance(n, str) else f"\0{i}" for i, n in enumerate(raw_names)]
     for i, name in duplicate_names(names):
         out.append((("pools", i, "name"), f"expected a unique name, {name!r} is used twice"))
+    out.extend(_tier_cross_checks(data.get("remoteGpu"), names, bad))
+    return out
+
+
+def _tier_cross_checks(
+    tiers: Any, pool_names: list[str], bad: set[tuple[Any, ...]]
+) -> list[tuple[tuple, str]]:
+    """Sizes and names of remote-GPU tiers: the checks pools get, across pools and tiers."""
+    out: list[tuple[tuple, str]] = []
+    if not isinstance(tiers, list):
+        return out
+    for i, tier in enumerate(tiers):
+        if not isinstance(tier, dict):
+            continue
+        v = _valid_fields(remote_gpu.RemoteGpuTierConfig, tier, bad, ("remoteGpu", i))
+        if {"min_size", "max_size", "desired_capacity", "on_demand_base"} <= v.keys():
+            problems = size_problems(
+                v["min_size"], v["max_size"], v["desired_capacity"], v["on_demand_base"]
+            )
+            out.extend((("remoteGpu", i, key), expected) for key, expected in problems)
+    raw = [t.get("name") if isinstance(t, dict) else None for t in tiers]
+    names = [n.strip() if isinstance(n, str) else f"\1{i}" for i, n in enumerate(raw)]
+    for i, name in duplicate_names(pool_names + names):
+        if i >= len(pool_names):
+            out.append((("remoteGpu", i - len(pool_names), "name"),
+                        f"expected a name no pool or tier uses, {name!r} is"))
     return out
 
 
@@ -475,4 +551,5 @@ def load_stack(stack: str, cwd: Path | None = None) -> LoadedStack:
     flat = read_stack_file(path)
     config, resolved = parse_flat_config(flat, display_path(path, cwd))
     name = path.name.removeprefix("Pulumi.").removesuffix(".yaml").removesuffix(".yml")
-    return LoadedStack(name=name, path=path, config=config, instance_types=resolved, flat=flat)
+    return LoadedStack(name=name, path=path, config=config, instance_types=resolved, flat=flat,
+                       tiers=resolve_tiers(config))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Sequence
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -19,6 +19,9 @@ from pydantic_core import PydanticCustomError
 from gpupool.config import kubernetes as k8s_config
 from gpupool.config.base import ConfigModel, duplicate_names
 from gpupool.config.kubernetes import KubernetesPoolConfig
+
+if TYPE_CHECKING:  # defined in its own module, which extends GpuPoolConfig and completes
+    from gpupool.config.remote_gpu import RemoteGpuTierConfig  # StackConfig (model_rebuild)
 
 Arch = Literal["x86_64", "arm64"]
 Environment = Literal["dev", "staging", "prod", "sandbox", "test"]
@@ -164,6 +167,7 @@ class StackConfig(_Model):
     network: NetworkConfig
     pools: Annotated[list[GpuPoolConfig], Field(min_length=1, max_length=200)]
     kubernetes: Annotated[list[KubernetesPoolConfig], Field(max_length=50)] = []
+    remote_gpu: Annotated[list[RemoteGpuTierConfig], Field(max_length=50)] = []
 
     @field_validator("kubernetes")
     @classmethod
@@ -189,6 +193,11 @@ class StackConfig(_Model):
             raise cross_field_error(
                 f"pools[{i}].name", f"expected a unique name, {name!r} is used twice"
             )
+        names = [p.name for p in self.pools] + [t.name for t in self.remote_gpu]
+        for i, name in duplicate_names(names):
+            if i >= len(self.pools):
+                raise cross_field_error(f"remoteGpu[{i - len(self.pools)}].name",
+                                        f"expected a name no pool or tier uses, {name!r} is")
         return self
 
     def chargeback(self, pool: GpuPoolConfig) -> dict[str, str]:
@@ -201,3 +210,4 @@ class StackConfig(_Model):
             "gpupool:pool": pool.name,
             "managed-by": "gpupool",
         }
+

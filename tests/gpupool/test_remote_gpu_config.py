@@ -1,0 +1,138 @@
+"""Remote-GPU tiers in stack files (``gpupool:remoteGpu``): sizing by GPU and by bandwidth,
+and every problem at once, one line each, naming the key."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from gpupool.catalog.network import NetworkKind
+from gpupool.config import parse_flat_config
+from gpupool.config.loader import resolve_tiers
+from gpupool.config.remote_gpu import MAX_RTT_TAG, MIN_GBPS_TAG, tag_number
+from gpupool.errors import InputError
+
+
+def stack(*tiers: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "aws:region": "us-east-1",
+        "gpupool:environment": "staging",
+        "gpupool:team": "ml",
+        "gpupool:costCenter": "cc-1",
+        "gpupool:network": {"createVpc": True},
+        "gpupool:pools": [{"name": "inference", "gpu": "T4", "maxSize": 2}],
+        "gpupool:remoteGpu": list(tiers),
+    }
+
+
+def tier(**over: Any) -> dict[str, Any]:
+    return {"name": "bert", "gpu": "T4", "minSize": 1, "maxSize": 4, "port": 18515,
+            "budget": {"minGbps": 4, "maxRttUs": 200}, **over}
+
+
+def problems(flat: dict[str, Any]) -> list[str]:
+    with pytest.raises(InputError) as info:
+        parse_flat_config(flat, "s.yaml")
+    return info.value.problems
+
+
+def test_a_stack_without_tiers_is_unchanged() -> None:
+    flat = stack()
+    del flat["gpupool:remoteGpu"]
+    config, _ = parse_flat_config(flat, "s.yaml")
+    assert config.remote_gpu == [] and resolve_tiers(config) == {}
+
+
+@pytest.mark.parametrize(("gpu", "arch", "min_gbps", "proxy", "why"), [
+    ("T4", "x86_64", 4, "g4dn.xlarge", "smallest size for T4"),
+    ("T4", "x86_64", 8, "g4dn.2xlarge", "bandwidth, not GPU: g4dn.xlarge's baseline 5 Gbps"),
+    ("T4g", "arm64", 5, "g5g.4xlarge", "bandwidth, not GPU: g5g.xlarge's baseline 1.25 Gbps"),
+    ("A10G", "x86_64", 2.5, "g5.xlarge", "smallest size for A10G"),
+])
+def test_proxy_is_the_smallest_size_the_budget_allows(
+        gpu: str, arch: str, min_gbps: float, proxy: str, why: str) -> None:
+    config, _ = parse_flat_config(stack(tier(gpu=gpu, arch=arch, budget={
+        "minGbps": min_gbps, "maxRttUs": 200})), "s.yaml")
+    [resolved] = resolve_tiers(config).values()
+    assert resolved.proxy.instance_type == proxy
+    assert why in resolved.why
+    assert resolved.kind is NetworkKind.TCP and resolved.flow_gbps >= min_gbps
+    assert resolved.budget_tags() == {MIN_GBPS_TAG: tag_number(min_gbps), MAX_RTT_TAG: "200"}
+
+
+def test_ena_express_where_both_ends_support_it() -> None:
+    flat = stack(tier(gpu="H100", budget={"minGbps": 20, "maxRttUs": 100},
+                      clients={"instanceType": "c6in.8xlarge", "maxSize": 2}))
+    config, _ = parse_flat_config(flat, "s.yaml")
+    [resolved] = resolve_tiers(config).values()
+    assert resolved.proxy.instance_type == "p5.4xlarge"
+    assert resolved.kind is NetworkKind.ENA_EXPRESS and resolved.flow_gbps == 25
+    assert resolved.ena_express and resolved.client_type == "c6in.8xlarge"
+    # a client without ENA Express: one TCP flow caps at 10 Gbps, below the 20 asked
+    flat = stack(tier(gpu="H100", budget={"minGbps": 20, "maxRttUs": 100},
+                      clients={"instanceType": "c7i.large", "maxSize": 2}))
+    [line] = problems(flat)
+    assert line.startswith("s.yaml: gpupool:remoteGpu[0].budget.minGbps: expected at most 10 "
+                           "Gbps: one flow of TCP over ENA in a cluster placement group is capped")
+
+
+def test_every_problem_at_once_with_the_key_named() -> None:
+    flat = stack(
+        tier(),
+        tier(name="inference", minSize=3, maxSize=2, port=80,
+             budget={"minGbps": 5, "maxRttUs": 10, "burst": 1},
+             clients={"instanceType": "g4dn.xlarge", "maxSize": 2}),
+        tier(name="fast", gpu="L4", budget={"minGbps": 12, "maxRttUs": 100}),
+        tier(name="near", gpu="L4", budget={"minGbps": 1, "maxRttUs": 20}),
+        tier(name="huge", gpu="A10G", budget={"minGbps": 26, "maxRttUs": 100}),
+        tier(name="typo", gpu="T5"),
+    )
+    lines = problems(flat)
+    # the model list follows the catalog; what matters is the key and the suggestion
+    assert lines[-1].startswith("s.yaml: gpupool:remoteGpu[5].gpu: expected a GPU model or "
+                                "family available on x86_64, got 'T5' (did you mean T4?")
+    assert lines[:-1] == [
+        "s.yaml: gpupool:remoteGpu[1].port: expected at least 1024, got 80",
+        "s.yaml: gpupool:remoteGpu[1].budget.burst: expected a known key, not this one "
+        "(known: minGbps, maxRttUs)",
+        "s.yaml: gpupool:remoteGpu[1].clients.instanceType: expected a CPU instance type of a "
+        "client family (c6in, c7a, c7g, c7gn, c7i, m7a, m7g, m7i), got 'g4dn.xlarge': it "
+        "carries a GPU, and clients are CPU-only",
+        "s.yaml: gpupool:remoteGpu[1].minSize: expected at most maxSize (2), got 3",
+        "s.yaml: gpupool:remoteGpu[1].name: expected a name no pool or tier uses, "
+        "'inference' is",
+        "s.yaml: gpupool:remoteGpu[2].budget.minGbps: expected at most 10 Gbps: one flow of TCP "
+        "over ENA in a cluster placement group is capped at 10 Gbps (g6.8xlarge has 25 Gbps "
+        "baseline), got 12; ENA Express (25 Gbps per flow) needs a type that supports it at "
+        "both ends, EFA a type with EFA",
+        "s.yaml: gpupool:remoteGpu[3].budget.maxRttUs: expected at least 30 µs, the least round "
+        "trip TCP over ENA in a cluster placement group reaches, got 20; EFA (~15 µs) would "
+        "meet it",
+        "s.yaml: gpupool:remoteGpu[4].budget.minGbps: expected at most 25 Gbps, the highest "
+        "baseline of any A10G size (g5.8xlarge), got 26; a faster GPU model's sizes may carry "
+        "more",
+    ]
+
+
+def test_a_tier_needs_a_budget_and_a_port() -> None:
+    t = tier()
+    del t["budget"], t["port"]
+    assert problems(stack(t)) == [
+        "s.yaml: gpupool:remoteGpu[0].port: expected a value: this key is required",
+        "s.yaml: gpupool:remoteGpu[0].budget: expected a value: this key is required",
+    ]
+
+
+def test_the_engine_hands_tiers_over_as_json_text() -> None:
+    flat = stack(tier())
+    flat["gpupool:remoteGpu"] = json.dumps(flat["gpupool:remoteGpu"])
+    config, _ = parse_flat_config(flat, "stack staging")
+    assert config.remote_gpu[0].budget.min_gbps == 4
+
+
+@pytest.mark.parametrize(("value", "shown"), [(8.0, "8"), (4.2500001, "4.25"),
+                                                (float("inf"), "inf"), (0.5, "0.5")])
+def test_tag_numbers(value: float, shown: str) -> None:
+    assert tag_number(value) == shown
