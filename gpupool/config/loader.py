@@ -113,9 +113,14 @@ def read_stack_file(path: Path) -> dict[str, Any]:
 
 
 def parse_flat_config(
-    flat: Mapping[str, Any], source: str, catalog: Catalog | None = None
+    flat: Mapping[str, Any], source: str, catalog: Catalog | None = None,
+    base_dir: Path | None = None,
 ) -> tuple[StackConfig, dict[str, InstanceType]]:
-    """Validate namespaced config; raise :class:`InputError` listing every problem."""
+    """Validate namespaced config; raise :class:`InputError` listing every problem.
+
+    ``base_dir``: where files the config names (remote-GPU budget profiles) are looked for,
+    the project folder; the working directory when not given, as under ``pulumi up``.
+    """
     catalog = catalog or load_catalog()
     data: dict[str, Any] = {}
     names: dict[str, str] = {}  # model key → the config key the user wrote
@@ -188,7 +193,7 @@ def parse_flat_config(
             resolved[pool["name"].strip()] = chosen
     if config is not None:
         problems += _kubernetes_gpus(config, catalog, source, names, order)
-    for loc, expected in _tier_problems(data.get("remoteGpu"), config, catalog):
+    for loc, expected in _tier_problems(data.get("remoteGpu"), config, catalog, base_dir):
         problems.append((_sort_key(loc, order), f"{source}: {_key(loc, names)}: {expected}"))
     if problems or config is None:
         problems.sort(key=lambda p: p[0])
@@ -217,18 +222,20 @@ def _kubernetes_gpus(
 
 
 def resolve_tiers(
-    config: StackConfig, catalog: Catalog | None = None
+    config: StackConfig, catalog: Catalog | None = None, base_dir: Path | None = None
 ) -> dict[str, remote_gpu.ResolvedTier]:
-    """Every remote-GPU tier of a valid stack, sized (see :mod:`gpupool.config.remote_gpu`)."""
+    """Every remote-GPU tier of a valid stack, sized (see :mod:`gpupool.config.remote_gpu`);
+    relative profile paths start at ``base_dir`` (the project folder; default: the cwd)."""
     catalog = catalog or load_catalog()
     return {
-        t.name: remote_gpu.resolve_tier(t, resolve_gpu(t.gpu, t.arch, catalog), catalog)
+        t.name: remote_gpu.resolve_tier(t, resolve_gpu(t.gpu, t.arch, catalog), catalog,
+                                        base_dir=base_dir)
         for t in config.remote_gpu
     }
 
 
 def _tier_problems(
-    raw: Any, config: StackConfig | None, catalog: Catalog
+    raw: Any, config: StackConfig | None, catalog: Catalog, base_dir: Path | None
 ) -> list[tuple[tuple[Any, ...], str]]:
     """(location, expectation) for tiers whose GPU or budget cannot be met, checked on whatever
     is valid so that they show up together with every other error."""
@@ -256,7 +263,7 @@ def _tier_problems(
         if model is None:
             continue  # the budget is judged once the tier's own keys are valid
         try:
-            remote_gpu.resolve_tier(model, smallest, catalog)
+            remote_gpu.resolve_tier(model, smallest, catalog, base_dir=base_dir)
         except remote_gpu.TierProblem as e:
             out.append((("remoteGpu", i, *e.key.split(".")), e.expected))
     return out
@@ -549,7 +556,9 @@ def load_stack(stack: str, cwd: Path | None = None) -> LoadedStack:
     """Find, read and validate a stack (a name or a file), resolving each pool's instance type."""
     path = stack_path(stack, cwd)
     flat = read_stack_file(path)
-    config, resolved = parse_flat_config(flat, display_path(path, cwd))
+    project = _find_project(path.resolve().parent)
+    base_dir = project.parent if project is not None else path.parent
+    config, resolved = parse_flat_config(flat, display_path(path, cwd), base_dir=base_dir)
     name = path.name.removeprefix("Pulumi.").removesuffix(".yaml").removesuffix(".yml")
     return LoadedStack(name=name, path=path, config=config, instance_types=resolved, flat=flat,
-                       tiers=resolve_tiers(config))
+                       tiers=resolve_tiers(config, base_dir=base_dir))

@@ -16,7 +16,9 @@ the ``gpu-proxy-network-budget`` policy.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -35,6 +37,7 @@ from gpupool.catalog.network import (
     smallest_for_bandwidth,
 )
 from gpupool.config.models import _SUBNET_ID, GpuPoolConfig, StackConfig, _Model
+from gpupool.errors import InputError
 
 ROLE_TAG = "gpupool:role"
 PROXY_ROLE = "gpu-proxy"
@@ -42,19 +45,41 @@ CLIENT_ROLE = "gpu-client"
 MIN_GBPS_TAG = "gpupool:remoting-min-gbps"
 MAX_RTT_TAG = "gpupool:remoting-max-rtt-us"
 TIER_TAG = "gpupool:tier"
+DEFAULT_MAX_OVERHEAD = 0.05  # `gpupool remoting`'s default ε
 _INSTANCE_TYPE = r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$"
 
 
 class BudgetConfig(_Model):
-    """The network a tier's application tolerates: explicit figures, or derived from a profile.
+    """The network a tier's application tolerates: derived from a profile, or explicit figures.
 
-    ``minGbps``: the least bandwidth of one client↔proxy flow; ``maxRttUs``: the largest round
-    trip. Both are what ``gpupool remoting PROFILE`` prints as ``bandwidth_min_gbps`` and
-    ``rtt_max_us``.
+    ``profile`` (a path relative to the project, the folder of Pulumi.yaml) and ``maxOverhead``
+    (ε, the slowdown the application accepts, 0.05 = 5 %): the kit sizes the proxy and derives
+    the figures with the remoting model. Or ``minGbps``, the least bandwidth of one
+    client↔proxy flow, and ``maxRttUs``, the largest round trip, as ``gpupool remoting
+    PROFILE`` prints them (``bandwidth_min_gbps``, ``rtt_max_us``).
     """
 
-    min_gbps: Annotated[float, Field(gt=0, le=10000, allow_inf_nan=False)]
-    max_rtt_us: Annotated[float, Field(gt=0, le=1_000_000, allow_inf_nan=False)]
+    profile: Annotated[str | None, Field(min_length=1, max_length=1024)] = None
+    max_overhead: Annotated[float | None, Field(gt=0, le=1, allow_inf_nan=False)] = None
+    min_gbps: Annotated[float | None, Field(ge=0, le=10000, allow_inf_nan=False)] = None
+    max_rtt_us: Annotated[float | None, Field(gt=0, le=1_000_000, allow_inf_nan=False)] = None
+
+    @model_validator(mode="after")
+    def _one_way(self) -> BudgetConfig:
+        figures = [k for k, v in (("minGbps", self.min_gbps), ("maxRttUs", self.max_rtt_us))
+                   if v is not None]
+        if self.profile is not None and figures:
+            raise ValueError(f"expected a profile or explicit figures, not both (drop "
+                             f"{' and '.join(figures)}, which the profile derives)")
+        if self.profile is None and len(figures) < 2:
+            raise ValueError("expected profile (with maxOverhead), or both minGbps and maxRttUs")
+        if self.profile is None and self.max_overhead is not None:
+            raise ValueError("expected maxOverhead only with a profile")
+        return self
+
+    @property
+    def epsilon(self) -> float:
+        return DEFAULT_MAX_OVERHEAD if self.max_overhead is None else self.max_overhead
 
 
 class ClientGroupConfig(_Model):
@@ -119,7 +144,8 @@ class ResolvedTier:
     rtt_floor_us: float
     min_gbps: float
     max_rtt_us: float
-    budget_source: str
+    budget_source: str  # "stack config", or the profile and ε it was derived from
+    predicted_overhead: float | None  # at the tier's RTT floor and per-flow bandwidth
     client_type: str | None
     client_arch: str | None
     ena_express: bool  # turned on in the proxies' (and clients') launch templates
@@ -146,6 +172,16 @@ def tag_number(value: float) -> str:
     return f"{round(value, 3):g}"
 
 
+def _up(value: float, step: float = 1e-3) -> float:
+    """Round a requirement up (a bandwidth tag never promises less than the model needs)."""
+    return math.ceil(value / step - 1e-9) * step
+
+
+def _down(value: float, step: float = 1e-1) -> float:
+    """Round an allowance down (a round-trip tag never allows more than the model does)."""
+    return value if math.isinf(value) else math.floor(value / step + 1e-9) * step
+
+
 class TierProblem(ValueError):
     """A tier that cannot be built as configured; ``key`` is the config key to blame."""
 
@@ -160,8 +196,13 @@ def resolve_tier(
     smallest: InstanceType,
     catalog: Catalog,
     data: NetworkData | None = None,
+    base_dir: Path | None = None,
 ) -> ResolvedTier:
-    """Size a tier whose GPU already resolved to ``smallest``; raise :class:`TierProblem`."""
+    """Size a tier whose GPU already resolved to ``smallest``; raise :class:`TierProblem`.
+
+    ``base_dir`` is where a budget's relative profile path starts (the project folder; the
+    working directory when not given, which is where ``pulumi up`` runs the program).
+    """
     data = data or load_network_data()
     client_type, client_arch, client_srd = None, None, None
     if tier.clients is not None:
@@ -170,36 +211,125 @@ def resolve_tier(
         if row is None:  # pragma: no cover - refused by ClientGroupConfig
             raise TierProblem("clients.instanceType", f"expected a known type, got {client_type}")
         client_arch, client_srd = row.arch, row.ena_express
+
+    def kind_of(t: InstanceType) -> NetworkKind:
+        return best_kind(t, client_srd, data) if tier.network_kind == "auto" else NetworkKind.TCP
+
     budget = tier.budget
-    proxy = smallest_for_bandwidth(catalog, smallest.instance_type, budget.min_gbps)
-    if proxy is None:
-        best = max(single_gpu_sizes(catalog, smallest.instance_type),
-                   key=lambda t: t.network_baseline_gbps)
-        raise TierProblem("budget.minGbps", (
-            f"expected at most {best.network_baseline_gbps:g} Gbps, the highest baseline of any "
-            f"{smallest.gpu_model} size ({best.instance_type}), got {budget.min_gbps:g}; "
-            "a faster GPU model's sizes may carry more"))
-    kind = best_kind(proxy, client_srd, data) if tier.network_kind == "auto" else NetworkKind.TCP
+    if budget.profile is not None:
+        proxy, min_gbps, max_rtt, source, predicted = _from_profile(
+            tier, smallest, catalog, kind_of, base_dir)
+    else:
+        assert budget.min_gbps is not None and budget.max_rtt_us is not None
+        min_gbps, max_rtt, source, predicted = (
+            budget.min_gbps, budget.max_rtt_us, "stack config", None)
+        proxy = _for_bandwidth(smallest, catalog, min_gbps, "budget.minGbps")
+    kind = kind_of(proxy)
     flow = flow_gbps(proxy.network_baseline_gbps, kind)
-    if flow < budget.min_gbps:
+    key = "budget.profile" if budget.profile is not None else "budget.minGbps"
+    if flow < min_gbps:
         cap = flow_cap_gbps(kind)
-        raise TierProblem("budget.minGbps", (
+        raise TierProblem(key, (
             f"expected at most {flow:g} Gbps: one flow of {KIND_LABELS[kind]} is capped at "
             f"{cap:g} Gbps ({proxy.instance_type} has {proxy.network_baseline_gbps:g} Gbps "
-            f"baseline), got {budget.min_gbps:g}; ENA Express (25 Gbps per flow) needs a type "
+            f"baseline), got {min_gbps:g}; ENA Express (25 Gbps per flow) needs a type "
             "that supports it at both ends, EFA a type with EFA"))
     floor = DEFAULT_RTT_FLOOR_US[kind]
-    if budget.max_rtt_us < floor:
-        better = [k for k, f in DEFAULT_RTT_FLOOR_US.items() if f <= budget.max_rtt_us]
+    if max_rtt < floor:
+        better = [k for k, f in DEFAULT_RTT_FLOOR_US.items() if f <= max_rtt]
         hint = (f"; {', '.join(KIND_LABELS[k] for k in better)} (~"
                 f"{min(DEFAULT_RTT_FLOOR_US[k] for k in better):g} µs) would meet it"
                 if better else "; no network tier reaches it, keep the GPU local")
-        raise TierProblem("budget.maxRttUs", (
+        raise TierProblem("budget.profile" if budget.profile else "budget.maxRttUs", (
             f"expected at least {floor:g} µs, the least round trip {KIND_LABELS[kind]} reaches, "
-            f"got {budget.max_rtt_us:g}{hint}"))
+            f"got {max_rtt:g}{hint}"))
     return ResolvedTier(
         name=tier.name, proxy=proxy, smallest=smallest, kind=kind, flow_gbps=flow,
-        rtt_floor_us=floor, min_gbps=budget.min_gbps, max_rtt_us=budget.max_rtt_us,
-        budget_source="stack config", client_type=client_type, client_arch=client_arch,
+        rtt_floor_us=floor, min_gbps=min_gbps, max_rtt_us=max_rtt, budget_source=source,
+        predicted_overhead=predicted, client_type=client_type, client_arch=client_arch,
         ena_express=bool(data.ena_express(proxy.instance_type)),
     )
+
+
+def _for_bandwidth(smallest: InstanceType, catalog: Catalog, min_gbps: float, key: str
+                   ) -> InstanceType:
+    """The cheapest size of the GPU whose baseline meets ``min_gbps`` (what the size rules
+    accept for a tagged proxy), or a :class:`TierProblem` naming the highest baseline."""
+    proxy = smallest_for_bandwidth(catalog, smallest.instance_type, min_gbps)
+    if proxy is None:
+        best = max(single_gpu_sizes(catalog, smallest.instance_type),
+                   key=lambda t: t.network_baseline_gbps)
+        raise TierProblem(key, (
+            f"expected at most {best.network_baseline_gbps:g} Gbps, the highest baseline of any "
+            f"{smallest.gpu_model} size ({best.instance_type}), got {min_gbps:g}; "
+            "a faster GPU model's sizes may carry more"))
+    return proxy
+
+
+def _from_profile(
+    tier: RemoteGpuTierConfig, smallest: InstanceType, catalog: Catalog,
+    kind_of: Callable[[InstanceType], NetworkKind], base_dir: Path | None,
+) -> tuple[InstanceType, float, float, str, float]:
+    """The cheapest size whose per-flow bandwidth, at its network kind's RTT floor, keeps the
+    profile's predicted overhead within ε; and the budget figures at that size.
+
+    ``min_gbps`` is the least bandwidth that keeps the overhead within ε at the tier's best
+    round trip; ``max_rtt_us`` the largest round trip at the tier's per-flow bandwidth. The real
+    network must satisfy the profile between those two ends (``gpupool netcheck probe
+    --profile`` measures it).
+    """
+    from gpupool.remoting import (
+        bandwidth_min_gbps,
+        load_profile,
+        predicted_overhead,
+        rtt_max_us,
+    )
+
+    budget = tier.budget
+    assert budget.profile is not None
+    path = Path(budget.profile)
+    if not path.is_absolute():
+        path = (base_dir or Path.cwd()) / path
+    try:
+        profile = load_profile(path)
+    except InputError as e:
+        raise TierProblem("budget.profile", "expected a valid application profile ("
+                          + "; ".join(e.problems) + ")") from None
+    eps = budget.epsilon
+    sizes = sorted(single_gpu_sizes(catalog, smallest.instance_type),
+                   key=lambda t: (t.price_per_hour if t.price_per_hour is not None else math.inf,
+                                  t.vcpus, t.instance_type))
+    best: tuple[float, InstanceType, NetworkKind] | None = None
+    for size in sizes:
+        kind = kind_of(size)
+        floor = DEFAULT_RTT_FLOOR_US[kind]
+        flow = flow_gbps(size.network_baseline_gbps, kind)
+        overhead = predicted_overhead(profile, floor, flow)
+        if best is None or overhead < best[0]:
+            best = (overhead, size, kind)
+        if overhead > eps:
+            continue
+        need = bandwidth_min_gbps(profile, floor, eps)
+        allow = rtt_max_us(profile, flow, eps)
+        assert need is not None and allow is not None  # feasible at (floor, flow)
+        min_gbps = min(_up(need), flow)
+        max_rtt = max(_down(allow), floor)
+        source = f"profile {budget.profile} ({profile.name}), max overhead {eps:g}"
+        justified = smallest_for_bandwidth(catalog, smallest.instance_type, min_gbps)
+        if justified is not None and justified.instance_type != size.instance_type:
+            cheaper = kind_of(justified)
+            raise TierProblem("budget.profile", (
+                f"expected a budget one size serves: the profile needs {min_gbps:g} Gbps per "
+                f"flow, which {justified.instance_type}'s baseline has but one flow of "
+                f"{KIND_LABELS[cheaper]} on it does not ({flow_cap_gbps(cheaper):g} Gbps cap); "
+                f"only {size.instance_type} carries it, a size the size policies refuse"))
+        return size, min_gbps, max_rtt, source, overhead
+    assert best is not None
+    overhead, size, kind = best
+    floor = DEFAULT_RTT_FLOOR_US[kind]
+    flow = flow_gbps(size.network_baseline_gbps, kind)
+    raise TierProblem("budget.profile", (
+        f"expected a profile some {smallest.gpu_model} size serves within maxOverhead {eps:g}: "
+        f"at best, {size.instance_type} over {KIND_LABELS[kind]} ({flow:g} Gbps per flow, "
+        f"~{floor:g} µs round trip), {profile.name} runs {100 * overhead:.1f} % slower; make "
+        "calls asynchronous, shadow them, or keep the GPU local"))

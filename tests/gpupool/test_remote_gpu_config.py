@@ -4,6 +4,7 @@ and every problem at once, one line each, naming the key."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,9 @@ from gpupool.config import parse_flat_config
 from gpupool.config.loader import resolve_tiers
 from gpupool.config.remote_gpu import MAX_RTT_TAG, MIN_GBPS_TAG, tag_number
 from gpupool.errors import InputError
+from gpupool.remoting import load_profile, predicted_overhead, rtt_max_us
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def stack(*tiers: dict[str, Any]) -> dict[str, Any]:
@@ -96,7 +100,7 @@ def test_every_problem_at_once_with_the_key_named() -> None:
     assert lines[:-1] == [
         "s.yaml: gpupool:remoteGpu[1].port: expected at least 1024, got 80",
         "s.yaml: gpupool:remoteGpu[1].budget.burst: expected a known key, not this one "
-        "(known: minGbps, maxRttUs)",
+        "(known: profile, maxOverhead, minGbps, maxRttUs)",
         "s.yaml: gpupool:remoteGpu[1].clients.instanceType: expected a CPU instance type of a "
         "client family (c6in, c7a, c7g, c7gn, c7i, m7a, m7g, m7i), got 'g4dn.xlarge': it "
         "carries a GPU, and clients are CPU-only",
@@ -136,3 +140,64 @@ def test_the_engine_hands_tiers_over_as_json_text() -> None:
                                                 (float("inf"), "inf"), (0.5, "0.5")])
 def test_tag_numbers(value: float, shown: str) -> None:
     assert tag_number(value) == shown
+
+
+# --------------------------------------------------------------------------- from a profile
+
+
+@pytest.mark.parametrize(("profile", "proxy", "min_gbps", "max_rtt"), [
+    ("stacks/profiles/embeddings.yaml", "g4dn.xlarge", 3.75, 43.3),
+    ("stacks/profiles/llm-decode.yaml", "g4dn.2xlarge", 6.4, 41.7),
+])
+def test_budget_derived_from_a_profile(profile: str, proxy: str, min_gbps: float,
+                                       max_rtt: float) -> None:
+    flat = stack(tier(budget={"profile": profile}))
+    config, _ = parse_flat_config(flat, "s.yaml", base_dir=ROOT)
+    [resolved] = resolve_tiers(config, base_dir=ROOT).values()
+    assert resolved.proxy.instance_type == proxy
+    assert (resolved.min_gbps, resolved.max_rtt_us) == pytest.approx((min_gbps, max_rtt))
+    assert resolved.budget_source.startswith(f"profile {profile} (")
+    # the figures are the model's own, rounded to the safe side
+    p = load_profile(ROOT / profile)
+    assert predicted_overhead(p, resolved.rtt_floor_us, resolved.flow_gbps) <= 0.05
+    assert predicted_overhead(p, resolved.rtt_floor_us, resolved.min_gbps) <= 0.05 + 1e-9
+    assert resolved.max_rtt_us <= rtt_max_us(p, resolved.flow_gbps, 0.05) + 1e-6  # type: ignore[operator]
+    assert resolved.predicted_overhead == pytest.approx(
+        predicted_overhead(p, resolved.rtt_floor_us, resolved.flow_gbps))
+
+
+def test_a_looser_overhead_keeps_the_smallest_size() -> None:
+    flat = stack(tier(budget={"profile": "stacks/profiles/llm-decode.yaml", "maxOverhead": 0.1}))
+    config, _ = parse_flat_config(flat, "s.yaml", base_dir=ROOT)
+    assert resolve_tiers(config, base_dir=ROOT)["bert"].proxy.instance_type == "g4dn.xlarge"
+
+
+def test_profile_problems_are_one_line_each_naming_both_files(tmp_path: Path) -> None:
+    (tmp_path / "slow.yaml").write_text(
+        "name: slow\nlocal_time_s: 1\nsync_calls: 100000\nbytes_to_gpu: 1e9\n"
+        "bytes_from_gpu: 0\n")
+    (tmp_path / "bad.yaml").write_text("name: bad\nlocal_time_s: -1\n")
+    flat = stack(tier(budget={"profile": "slow.yaml"}),
+                 tier(name="bb", budget={"profile": "bad.yaml"}),
+                 tier(name="cc", budget={"profile": "none.yaml"}),
+                 tier(name="dd", budget={"profile": "slow.yaml", "minGbps": 1}),
+                 tier(name="ee", budget={"minGbps": 1}))
+    with pytest.raises(InputError) as info:
+        parse_flat_config(flat, "s.yaml", base_dir=tmp_path)
+    lines = info.value.problems
+    assert lines[0] == (
+        "s.yaml: gpupool:remoteGpu[0].budget.profile: expected a profile some T4 size serves "
+        "within maxOverhead 0.05: at best, g4dn.2xlarge over TCP over ENA in a cluster placement "
+        "group (10 Gbps per flow, ~30 µs round trip), slow runs 380.0 % slower; make calls "
+        "asynchronous, shadow them, or keep the GPU local")
+    assert lines[1].startswith(
+        f"s.yaml: gpupool:remoteGpu[1].budget.profile: expected a valid application profile "
+        f"({tmp_path}/bad.yaml: local_time_s: expected more than 0, got -1")
+    assert lines[2] == (f"s.yaml: gpupool:remoteGpu[2].budget.profile: expected a valid "
+                        f"application profile ({tmp_path}/none.yaml: no such file)")
+    assert lines[3:] == [
+        "s.yaml: gpupool:remoteGpu[3].budget: expected a profile or explicit figures, not both "
+        "(drop minGbps, which the profile derives)",
+        "s.yaml: gpupool:remoteGpu[4].budget: expected profile (with maxOverhead), or both "
+        "minGbps and maxRttUs",
+    ]
