@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpupool.catalog import InstanceType, load_catalog
 from gpupool.catalog.model import HOURS_PER_MONTH
 from gpupool.config.kubernetes import KubernetesPoolConfig
 from gpupool.config.models import GpuPoolConfig, StackConfig
+from gpupool.config.remote_gpu import ResolvedTier
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +43,7 @@ class PoolEnvelope:
     per_month_max: float | None
     platform: str = "aws"  # aws (autoscaling group) | kubernetes (on a cluster's GPUs)
     price_basis: str = "on-demand"  # on-demand (catalog) | configured (gpuHourlyCost)
+    role: str = "pool"  # pool | gpu-proxy (a remote-GPU tier's proxies)
 
     @property
     def upper_bound(self) -> bool:
@@ -57,6 +59,7 @@ class StackEnvelope:
     price_region: str
     region: str
     hours_per_month: float
+    tiers: tuple[ResolvedTier, ...] = ()  # remote-GPU tiers: their size and network budget
 
     @property
     def gpus_min(self) -> float:
@@ -114,6 +117,7 @@ class StackEnvelope:
                 "perMonthMax": _money(self.per_month_max),
                 "unpricedPools": self.unpriced_pools,
             },
+            "remoteGpu": [_tier_dict(t) for t in self.tiers],
         }
 
 
@@ -149,18 +153,29 @@ def stack_envelope(
     instance_types: Mapping[str, InstanceType],
     *,
     price_region: str | None = None,
+    tiers: Mapping[str, ResolvedTier] | None = None,
 ) -> StackEnvelope:
-    """The envelope of every pool, priced only when the stack runs in the catalog's price region."""
+    """The envelope of every pool, priced only when the stack runs in the catalog's price region.
+
+    Remote-GPU tiers (``tiers``: the loader's sizing of ``config.remote_gpu``) count with their
+    proxies: a proxy's GPU is allocated whether clients use it or not.
+    """
     price_region = price_region or str(load_catalog().meta.get("price_region", "us-east-1"))
     priced = config.region == price_region
+    tiers = tiers or {}
+    proxies = tuple(
+        replace(pool_envelope(t, tiers[t.name].proxy, priced=priced), role="gpu-proxy")
+        for t in config.remote_gpu if t.name in tiers
+    )
     pools = tuple(
         pool_envelope(p, instance_types[p.name], priced=priced) for p in config.pools
-    ) + tuple(kubernetes_envelope(p, priced=priced) for p in config.kubernetes)
+    ) + tuple(kubernetes_envelope(p, priced=priced) for p in config.kubernetes) + proxies
     return StackEnvelope(
         pools=pools,
         price_region=price_region,
         region=config.region,
         hours_per_month=HOURS_PER_MONTH,
+        tiers=tuple(tiers[t.name] for t in config.remote_gpu if t.name in tiers),
     )
 
 
@@ -255,4 +270,26 @@ def _pool_dict(p: PoolEnvelope) -> dict[str, Any]:
         "perMonthMax": _money(p.per_month_max),
         "platform": p.platform,
         "priceBasis": p.price_basis,
+        "role": p.role,
+    }
+
+
+def _tier_dict(t: ResolvedTier) -> dict[str, Any]:
+    """A tier's size and budget, as ``gpupool plan`` shows them."""
+    return {
+        "tier": t.name,
+        "instanceType": t.proxy.instance_type,
+        "smallest": t.smallest.instance_type,
+        "why": t.why,
+        "network": str(t.kind),
+        "baselineGbps": t.proxy.network_baseline_gbps,
+        "flowGbps": t.flow_gbps,
+        "rttFloorUs": t.rtt_floor_us,
+        "minGbps": t.min_gbps,
+        "maxRttUs": None if math.isinf(t.max_rtt_us) else t.max_rtt_us,
+        "budgetSource": t.budget_source,
+        "predictedOverhead": (None if t.predicted_overhead is None
+                              else round(t.predicted_overhead, 6)),
+        "enaExpress": t.ena_express,
+        "clientType": t.client_type,
     }

@@ -14,11 +14,13 @@ import pulumi_aws as aws
 
 from gpupool.catalog import InstanceType, load_catalog
 from gpupool.config.kubernetes import KubernetesPoolConfig
-from gpupool.config.loader import resolve_gpu
+from gpupool.config.loader import resolve_gpu, resolve_tiers
 from gpupool.config.models import StackConfig
+from gpupool.config.remote_gpu import ResolvedTier
 from gpupool.envelope import StackEnvelope, stack_envelope
 from infra.aws.gpu_pool import GpuPool, GpuPoolArgs
 from infra.aws.network import GpuNetwork, GpuNetworkArgs
+from infra.aws.remote_gpu import DISCOVERY_SERVICES, RemoteGpuTier, RemoteGpuTierArgs
 from infra.k8s import KubernetesGpuPool, KubernetesGpuPoolArgs
 
 
@@ -34,19 +36,28 @@ def stack_tags(config: StackConfig) -> dict[str, str]:
 
 
 def define_stack(
-    config: StackConfig, instance_types: Mapping[str, InstanceType]
+    config: StackConfig,
+    instance_types: Mapping[str, InstanceType],
+    tiers: Mapping[str, ResolvedTier] | None = None,
 ) -> dict[str, Any]:
-    """Declare the network and every pool; return the stack outputs."""
+    """Declare the network, every pool and every remote-GPU tier; return the stack outputs.
+
+    ``tiers``: the loader's sizing of ``config.remote_gpu`` (resolved here, relative to the
+    working directory as under ``pulumi up``, when not given).
+    """
     stack = pulumi.get_stack()
     partition = aws.get_partition()
+    tiers = resolve_tiers(config) if tiers is None else tiers
     network = GpuNetwork(
         f"{stack}-network",
         GpuNetworkArgs.from_config(
             config.network,
             region=config.region,
-            instance_types=[t.instance_type for t in instance_types.values()],
+            instance_types=[t.instance_type for t in instance_types.values()]
+            + [t.proxy.instance_type for t in tiers.values()],
             tags=stack_tags(config),
             service_prefix=partition.reverse_dns_prefix,
+            extra_services=DISCOVERY_SERVICES if tiers else (),
         ),
     )
     attachment = network.attachment()
@@ -65,10 +76,24 @@ def define_stack(
         for pool in config.pools
     }
     group_names = {name: p.group_name for name, p in pools.items()}
+    remote = {  # GPU API remoting: proxies for CPU-only clients
+        tier.name: RemoteGpuTier(f"{stack}-{tier.name}", RemoteGpuTierArgs(
+            tier=tier, resolved=tiers[tier.name], network=attachment, region=config.region,
+            stack=stack, tags=config.chargeback(tier), partition=partition.partition))
+        for tier in config.remote_gpu
+    }
     for k8s_pool in config.kubernetes:  # the hybrid half: GPU pools on Kubernetes clusters
         KubernetesGpuPool(f"{stack}-{k8s_pool.name}", KubernetesGpuPoolArgs(
             stack=config, pool=k8s_pool, node_type=kubernetes_node_type(k8s_pool)))
-    return stack_outputs(group_names, stack_envelope(config, instance_types))
+    outputs = stack_outputs(group_names, stack_envelope(config, instance_types, tiers=tiers))
+    if remote:
+        outputs["remoteGpu"] = {
+            name: {"endpoint": t.endpoint, "port": t.port, "groupName": t.group_name,
+                   "clientSecurityGroupId": t.client_security_group_id,
+                   "instanceType": t.instance_type, **tiers[name].budget_tags()}
+            for name, t in remote.items()
+        }
+    return outputs
 
 
 def kubernetes_node_type(pool: KubernetesPoolConfig) -> InstanceType | None:

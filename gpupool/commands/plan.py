@@ -78,6 +78,7 @@ def render_text(plan: OfflinePlan, out: IO[str], *, color: bool = True) -> None:
         console.print(f"[yellow]{line}[/yellow]")
     _capacity_table(console, plan.envelope)
     _cost_table(console, plan.envelope)
+    _tiers_table(console, plan.envelope)
 
 
 def _tree(plan: OfflinePlan) -> Any:
@@ -119,16 +120,25 @@ def _detail(r: PlannedResource) -> str:
             f"{ebs.get('volumeSize')} GiB {ebs.get('volumeType')}",
             "encrypted" if str(ebs.get("encrypted")).lower() == "true" else "NOT encrypted",
         ]
+        group = (i.get("placement") or {}).get("groupName")
+        if group:
+            parts.append(f"placement group {group}")
+        nic = (i.get("networkInterfaces") or [{}])[0]
+        if (nic.get("enaSrdSpecification") or {}).get("enaSrdEnabled"):
+            parts.append("ENA Express")
         return " · ".join(parts)
     if r.type == "aws:autoscaling/group:Group":
         dist = i.get("mixedInstancesPolicy", {}).get("instancesDistribution", {})
         parts = [f"size {i.get('minSize')}-{i.get('maxSize')}"]
         if i.get("desiredCapacity") is not None:
             parts.append(f"desired {i['desiredCapacity']}")
-        parts.append(
-            f"on-demand base {dist.get('onDemandBaseCapacity', 0)}, "
-            f"{dist.get('onDemandPercentageAboveBaseCapacity', 100)} % above"
-        )
+        if "mixedInstancesPolicy" in i:
+            parts.append(
+                f"on-demand base {dist.get('onDemandBaseCapacity', 0)}, "
+                f"{dist.get('onDemandPercentageAboveBaseCapacity', 100)} % above"
+            )
+        if len(i.get("vpcZoneIdentifiers") or []) == 1:
+            parts.append("one subnet")
         return " · ".join(parts)
     if r.type == "aws:autoscaling/policy:Policy":
         ttc = i.get("targetTrackingConfiguration", {})
@@ -148,7 +158,50 @@ def _detail(r: PlannedResource) -> str:
         return f"{i.get('ipProtocol')} {i.get('fromPort')}-{i.get('toPort')} ↔ {peer}"
     if r.type == "aws:iam/rolePolicyAttachment:RolePolicyAttachment":
         return str(i.get("policyArn", "")).rpartition(":")[2]
+    if r.type == "aws:ec2/placementGroup:PlacementGroup":
+        return f"strategy {i.get('strategy')}"
+    if r.type == "aws:servicediscovery/privateDnsNamespace:PrivateDnsNamespace":
+        return f"private DNS {i.get('name')}"
+    if r.type == "aws:servicediscovery/service:Service":
+        records = (i.get("dnsConfig") or {}).get("dnsRecords") or [{}]
+        return f"{i.get('name')}: {records[0].get('type')} records, TTL {records[0].get('ttl')} s"
     return ""
+
+
+def _tiers_table(console: Console, env: StackEnvelope) -> None:
+    """Remote-GPU tiers: the proxy size and why, the network kind, and the budget."""
+    if not env.tiers:
+        return
+    from rich.table import Table
+
+    t = Table(title="Remote GPU tiers (network budget)", title_justify="left",
+              header_style="bold")
+    for col in ("tier", "proxy", "why this size", "network", "Gbps per flow",
+                "min Gbps", "RTT floor µs", "max RTT µs", "predicted overhead"):
+        t.add_column(col, justify="right" if "Gbps" in col or "µs" in col or "overhead" in col
+                     else "left")
+    for tier in env.tiers:
+        overhead = tier.predicted_overhead
+        t.add_row(
+            tier.name,
+            tier.proxy.instance_type,
+            tier.why,
+            str(tier.kind),
+            _num(tier.flow_gbps),
+            _num(tier.min_gbps),
+            _num(tier.rtt_floor_us),
+            _num(tier.max_rtt_us),
+            "—" if overhead is None else f"{100 * overhead:.1f} %",
+        )
+    console.print(t)
+    for tier in env.tiers:
+        console.print(f"[dim]{tier.name}: budget from {tier.budget_source}[/dim]")
+    console.print(
+        "[dim]Gbps per flow: the proxy's baseline, capped per flow (10 Gbps in a cluster "
+        "placement group, 25 with ENA Express). RTT floor: the least round trip the network "
+        "kind reaches (a planning default). Clients resolve proxy.<tier>.<stack>.gpupool.internal "
+        "(Cloud Map); measure the real network with gpupool netcheck probe --profile.[/dim]"
+    )
 
 
 def _capacity_table(console: Console, env: StackEnvelope) -> None:

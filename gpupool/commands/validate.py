@@ -31,4 +31,11 @@ def run(args: argparse.Namespace) -> int:
             f"  {k.name}: Kubernetes ({where}, {k.cluster.version}), {k.gpu}, "
             f"{len(k.teams)} team(s), {len(k.workloads)} workload(s), {capacity}\n"
         )
+    for name, t in loaded.tiers.items():
+        tier = next(x for x in loaded.config.remote_gpu if x.name == name)
+        out.write(
+            f"  {name}: remote GPU tier, {tier.gpu} -> {t.proxy.instance_type} ({t.why}), "
+            f"{tier.min_size}..{tier.max_size} proxies, {t.kind} {t.flow_gbps:g} Gbps per flow; "
+            f"budget {t.min_gbps:g} Gbps, {t.max_rtt_us:g} us ({t.budget_source})\n"
+        )
     return 0

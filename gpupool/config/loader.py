@@ -309,21 +309,30 @@ def _cross_checks(data: dict[str, Any], bad: set[tuple[Any, ...]]) -> list[tuple
     names = [n.strip() if isinstance(n, str) else f"\0{i}" for i, n in enumerate(raw_names)]
     for i, name in duplicate_names(names):
         out.append((("pools", i, "name"), f"expected a unique name, {name!r} is used twice"))
-    out.extend(_tier_cross_checks(data.get("remoteGpu"), names, bad))
+    out.extend(_tier_cross_checks(data.get("remoteGpu"), names, bad, data.get("network")))
     return out
 
 
 def _tier_cross_checks(
-    tiers: Any, pool_names: list[str], bad: set[tuple[Any, ...]]
+    tiers: Any, pool_names: list[str], bad: set[tuple[Any, ...]], network: Any
 ) -> list[tuple[tuple, str]]:
-    """Sizes and names of remote-GPU tiers: the checks pools get, across pools and tiers."""
+    """Sizes and names of remote-GPU tiers (the checks pools get, across pools and tiers), and
+    a tier's subnet: one of the stack's own subnets, and only with an existing VPC."""
     out: list[tuple[tuple, str]] = []
     if not isinstance(tiers, list):
         return out
+    net = _valid_fields(NetworkConfig, network) if isinstance(network, dict) else {}
     for i, tier in enumerate(tiers):
         if not isinstance(tier, dict):
             continue
         v = _valid_fields(remote_gpu.RemoteGpuTierConfig, tier, bad, ("remoteGpu", i))
+        subnet = v.get("subnet_id")
+        if subnet is not None and net.get("create_vpc"):
+            out.append((("remoteGpu", i, "subnetId"), "expected no subnetId when the stack "
+                        "creates its VPC (the tier takes the first zone's subnet)"))
+        elif subnet is not None and "subnet_ids" in net and subnet not in net["subnet_ids"]:
+            out.append((("remoteGpu", i, "subnetId"), f"expected one of network.subnetIds "
+                        f"({', '.join(net['subnet_ids'])}), got {subnet!r}"))
         if {"min_size", "max_size", "desired_capacity", "on_demand_base"} <= v.keys():
             problems = size_problems(
                 v["min_size"], v["max_size"], v["desired_capacity"], v["on_demand_base"]

@@ -149,7 +149,7 @@ def launch_template(
     description: str,
     image_id: pulumi.Input[str],
     instance_type: str,
-    user_data_b64: pulumi.Input[str],
+    user_data_b64: pulumi.Input[str] | None,
     profile_arn: pulumi.Input[str],
     security_group_ids: Sequence[pulumi.Input[str]],
     root_volume_gib: int,

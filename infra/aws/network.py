@@ -51,6 +51,8 @@ class GpuNetworkArgs:
     layout: ExistingVpc | NewVpc
     service_prefix: str = "com.amazonaws"  # the partition's reverse DNS prefix
     tags: Mapping[str, str] = field(default_factory=dict)
+    # interface endpoints beyond INTERFACE_SERVICES (servicediscovery for proxy tiers)
+    extra_services: tuple[str, ...] = ()
 
     @classmethod
     def from_config(
@@ -61,6 +63,7 @@ class GpuNetworkArgs:
         instance_types: Sequence[str],
         tags: Mapping[str, str],
         service_prefix: str = "com.amazonaws",
+        extra_services: Sequence[str] = (),
     ) -> GpuNetworkArgs:
         layout: ExistingVpc | NewVpc
         if network.create_vpc:
@@ -68,7 +71,8 @@ class GpuNetworkArgs:
         else:
             assert network.vpc_id is not None  # guaranteed by NetworkConfig's validator
             layout = ExistingVpc(network.vpc_id, tuple(network.subnet_ids))
-        return cls(region=region, layout=layout, service_prefix=service_prefix, tags=dict(tags))
+        return cls(region=region, layout=layout, service_prefix=service_prefix, tags=dict(tags),
+                   extra_services=tuple(extra_services))
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +84,9 @@ class PoolNetwork:
     s3_prefix_list_id: pulumi.Output[str]
     endpoint_security_group_id: pulumi.Output[str] | None
     vpc_cidr: pulumi.Output[str] | None
+    # each subnet's id on its own, in zone order: what one-zone groups (proxy tiers) name, so
+    # that a plan links them to exactly that subnet
+    subnet_list: tuple[pulumi.Output[str], ...] = ()
 
 
 class GpuNetwork(pulumi.ComponentResource):
@@ -90,6 +97,7 @@ class GpuNetwork(pulumi.ComponentResource):
     s3_prefix_list_id: pulumi.Output[str]
     endpoint_security_group_id: pulumi.Output[str] | None
     vpc_cidr: pulumi.Output[str] | None
+    subnet_list: tuple[pulumi.Output[str], ...]
 
     def __init__(
         self, name: str, args: GpuNetworkArgs, opts: pulumi.ResourceOptions | None = None
@@ -116,6 +124,7 @@ class GpuNetwork(pulumi.ComponentResource):
             s3_prefix_list_id=self.s3_prefix_list_id,
             endpoint_security_group_id=self.endpoint_security_group_id,
             vpc_cidr=self.vpc_cidr,
+            subnet_list=self.subnet_list,
         )
 
     def _service(self, name: str) -> str:
@@ -127,6 +136,7 @@ class GpuNetwork(pulumi.ComponentResource):
         s3 = aws.ec2.get_prefix_list_output(name=self._service("s3"), opts=invoke)
         self.vpc_id = pulumi.Output.from_input(layout.vpc_id)
         self.subnet_ids = pulumi.Output.from_input(list(layout.subnet_ids))
+        self.subnet_list = tuple(pulumi.Output.from_input(s) for s in layout.subnet_ids)
         self.s3_prefix_list_id = s3.id
         self.endpoint_security_group_id = None
         self.vpc_cidr = vpc.cidr_block
@@ -188,7 +198,7 @@ class GpuNetwork(pulumi.ComponentResource):
             opts=child,
         )
         subnet_ids = pulumi.Output.all(*[s.id for s in subnets])
-        for service in INTERFACE_SERVICES:
+        for service in (*INTERFACE_SERVICES, *self._args.extra_services):
             aws.ec2.VpcEndpoint(
                 f"{name}-{service}",
                 aws.ec2.VpcEndpointArgs(
@@ -215,6 +225,7 @@ class GpuNetwork(pulumi.ComponentResource):
         )
         self.vpc_id = vpc.id
         self.subnet_ids = subnet_ids
+        self.subnet_list = tuple(s.id for s in subnets)
         self.s3_prefix_list_id = s3.prefix_list_id
         self.endpoint_security_group_id = endpoint_sg.id
         self.vpc_cidr = None

@@ -48,8 +48,11 @@ def agent_config(interval_seconds: int = 60) -> dict[str, Any]:
     }
 
 
-def boot_script(region: str, interval_seconds: int = 60) -> str:
-    """The cloud-init shell script (plain text); it fails loudly so a broken boot is visible."""
+def boot_script(region: str, interval_seconds: int = 60, extra: str = "") -> str:
+    """The cloud-init shell script (plain text); it fails loudly so a broken boot is visible.
+
+    ``extra`` is appended after the agent starts (a proxy tier's discovery registration).
+    """
     config = json.dumps(agent_config(interval_seconds), indent=2, sort_keys=True)
     bucket = f"https://amazoncloudwatch-agent-{region}.s3.{region}.amazonaws.com"
     return f"""#!/bin/bash
@@ -67,12 +70,12 @@ cat > {AGENT_CONFIG_PATH} <<'GPUPOOL_AGENT_CONFIG'
 {config}
 GPUPOOL_AGENT_CONFIG
 {_CTL} -a fetch-config -m ec2 -s -c file:{AGENT_CONFIG_PATH}
-"""
+{extra}"""
 
 
-def user_data(region: str, interval_seconds: int = 60) -> str:
+def user_data(region: str, interval_seconds: int = 60, extra: str = "") -> str:
     """Launch templates take user data base64-encoded."""
-    return base64.b64encode(boot_script(region, interval_seconds).encode()).decode()
+    return base64.b64encode(boot_script(region, interval_seconds, extra).encode()).decode()
 
 
 def agent_config_from_script(script: str) -> dict[str, Any]:

@@ -38,6 +38,8 @@ AUTONAMED: Final = frozenset(
         "aws:ec2/securityGroup:SecurityGroup",
         "aws:iam/instanceProfile:InstanceProfile",
         "aws:iam/role:Role",
+        "aws:iam/rolePolicy:RolePolicy",
+        "aws:ec2/placementGroup:PlacementGroup",
     }
 )
 # AWS id prefixes; types not listed use their name as id (as AWS does for IAM and autoscaling).
@@ -52,6 +54,8 @@ ID_PREFIXES: Final = {
     "aws:ec2/launchTemplate:LaunchTemplate": "lt",
     "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": "sgr",
     "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": "sgr",
+    "aws:servicediscovery/privateDnsNamespace:PrivateDnsNamespace": "ns",
+    "aws:servicediscovery/service:Service": "srv",
 }
 
 
@@ -230,6 +234,10 @@ def computed_outputs(
         out["uniqueId"] = "AROA" + digest[:17].upper()
     elif type_ in ("aws:ec2/securityGroup:SecurityGroup", "aws:ec2/vpc:Vpc"):
         out["ownerId"] = account
+    elif type_ == "aws:ec2/placementGroup:PlacementGroup":
+        out["placementGroupId"] = f"pg-{digest[:17]}"
+    elif type_ == "aws:servicediscovery/privateDnsNamespace:PrivateDnsNamespace":
+        out["hostedZone"] = "Z" + digest[:20].upper()
     return id_, out
 
 
@@ -250,6 +258,10 @@ _ARNS: Final = {
     "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule":
         "arn:{p}:ec2:{r}:{a}:security-group-rule/{id}",
     "aws:iam/role:Role": "arn:{p}:iam::{a}:role/{name}",
+    "aws:ec2/placementGroup:PlacementGroup": "arn:{p}:ec2:{r}:{a}:placement-group/{name}",
+    "aws:servicediscovery/privateDnsNamespace:PrivateDnsNamespace":
+        "arn:{p}:servicediscovery:{r}:{a}:namespace/{id}",
+    "aws:servicediscovery/service:Service": "arn:{p}:servicediscovery:{r}:{a}:service/{id}",
     "aws:iam/instanceProfile:InstanceProfile": "arn:{p}:iam::{a}:instance-profile/{name}",
     "aws:autoscaling/group:Group":
         "arn:{p}:autoscaling:{r}:{a}:autoScalingGroup:{uuid}:autoScalingGroupName/{name}",

@@ -28,10 +28,13 @@ from gpupool.catalog import load_catalog
 
 # The Deep Learning Base OSS NVIDIA Driver GPU AMI parameters the pools read (see GpuPool).
 _DLAMI: Final = "base-oss-nvidia-driver-gpu-ubuntu-22.04"
+# ... and Canonical's Ubuntu 22.04 parameters, for the CPU clients of remote-GPU tiers.
+_UBUNTU: Final = "/aws/service/canonical/ubuntu/server/22.04/stable/current/{}/hvm/ebs-gp2/ami-id"
 AMI_PARAMETERS: Final = tuple(
     f"/aws/service/deeplearning/ami/{arch}/{_DLAMI}/latest/ami-id" for arch in ("x86_64", "arm64")
-)
-EXAMPLE_AMIS: Final = ("ami-0a1b2c3d4e5f60001", "ami-0a1b2c3d4e5f60002")
+) + tuple(_UBUNTU.format(arch) for arch in ("amd64", "arm64"))
+EXAMPLE_AMIS: Final = ("ami-0a1b2c3d4e5f60001", "ami-0a1b2c3d4e5f60002",
+                       "ami-0a1b2c3d4e5f60003", "ami-0a1b2c3d4e5f60004")
 EXAMPLE_VPC: Final = {"vpc-0123456789abcdef0": {"cidrBlock": "10.20.0.0/16", "example": True}}
 _PARTITIONS: Final = {  # partition → (DNS suffix, reverse DNS prefix)
     "aws": ("amazonaws.com", "com.amazonaws"),

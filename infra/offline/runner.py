@@ -128,7 +128,8 @@ def stack_program(loaded: LoadedStack) -> Callable[[], None]:
 
         from infra.program import define_stack
 
-        for key, value in define_stack(loaded.config, loaded.instance_types).items():
+        for key, value in define_stack(loaded.config, loaded.instance_types,
+                                       loaded.tiers).items():
             pulumi.export(key, value)
 
     return program
@@ -170,7 +171,7 @@ def run_offline(loaded: LoadedStack, *, fixture: Fixture | None = None) -> Offli
         region=loaded.config.region,
         resources=tree_order(resources),
         outputs=recording.outputs,
-        envelope=stack_envelope(loaded.config, loaded.instance_types),
+        envelope=stack_envelope(loaded.config, loaded.instance_types, tiers=loaded.tiers),
         fixture=fixture.origin,
         diagnostics=tuple(recording.diagnostics),
     )

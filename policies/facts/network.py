@@ -29,7 +29,7 @@ from policies.facts.values import (
     number,
     text,
 )
-from policies.model import UNKNOWN, ResourceChange, ResourceKind
+from policies.model import UNKNOWN, ResourceChange, ResourceKind, get_path
 
 if TYPE_CHECKING:
     from policies.facts.index import PlanIndex
@@ -245,7 +245,7 @@ class NetworkIndex:
         """Does ``change``'s input at ``path`` name ``target``? UNKNOWN when it cannot tell."""
         if any(t.address == target.address for t in self.refs(change, path, kinds)):
             return True
-        value = _path_value(change.after, path)
+        value = get_path(change.after, path)
         if value is UNKNOWN:
             return UNKNOWN
         if isinstance(value, str) and value:
@@ -514,21 +514,6 @@ class NetworkIndex:
                 if is_map(srd) and flag(srd.get("ena_srd_enabled")) is True:
                     kind = NetworkKind.ENA_EXPRESS
         return kind, unknown
-
-
-def _path_value(inputs: Mapping[str, Any], path: str) -> Any:
-    cur: Any = inputs
-    for part in path.split("."):
-        if cur is UNKNOWN:
-            return UNKNOWN
-        if isinstance(cur, list):
-            if len(cur) != 1:
-                return None
-            cur = cur[0]
-        if not is_map(cur):
-            return None
-        cur = cur.get(part)
-    return cur
 
 
 def _attachment_target(att: ResourceChange) -> str | None:

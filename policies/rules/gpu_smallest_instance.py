@@ -188,8 +188,9 @@ class GpuSmallestInstance(Rule):
             if min_gbps is not None:
                 sizing = bandwidth_sizing(catalog, name, min_gbps)
                 if sizing is not None and sizing.allowed:
-                    yield Finding(change.address, sizing.reason, advisory_only=True,
-                                  detail={"instance_type": name, "min_gbps": min_gbps})
+                    if name not in _old_types(change, ctx):  # said once, when it is chosen
+                        yield Finding(change.address, sizing.reason, advisory_only=True,
+                                      detail={"instance_type": name, "min_gbps": min_gbps})
                     continue
             smallest = catalog.smallest_like(name)
             assert smallest is not None  # name is in the catalog
@@ -215,6 +216,10 @@ class GpuSmallestInstance(Rule):
                         "price_per_gpu_hour": round(price, 6),
                         "smallest_price_per_gpu_hour": round(floor, 6)},
             )
+
+
+def _old_types(change: ResourceChange, ctx: RuleContext) -> tuple[str, ...]:
+    return ctx.plan.own_types(change, "old").known if change.old is not None else ()
 
 
 RULE = GpuSmallestInstance()

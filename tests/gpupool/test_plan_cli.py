@@ -60,7 +60,15 @@ def test_plan_text_shows_tree_and_envelopes(capsys: pytest.CaptureFixture[str]) 
     assert "target 75 % of CWAgent/nvidia_smi_utilization_gpu (Average)" in out
     assert "GPU capacity envelope" in out and "Cost envelope" in out
     total = next(line for line in out.splitlines() if "total" in line and "GPU" not in line)
-    assert "6" in total and "68" in total  # AWS 4-52 GPUs + on-premises Kubernetes 2-16
+    # AWS 4-52 GPUs + on-premises Kubernetes 2-16 + the remote-GPU tier's proxies 2-8
+    assert "8" in total and "76" in total
+    assert "gpupool:aws:RemoteGpuTier prod-llm-decode" in out
+    assert "g4dn.2xlarge · IMDSv2 · 100 GiB gp3 · encrypted · placement group" in out
+    assert "aws.ec2.PlacementGroup prod-llm-decode-pg  strategy cluster" in out
+    assert "private DNS llm-decode.prod.gpupool.internal" in out
+    tiers = out[out.index("Remote GPU tiers"):]
+    assert "llm-decode" in tiers and "bandwidth, not GPU" in tiers and "6.4" in tiers
+    assert "profile stacks/profiles/llm-decode.yaml" in tiers
     assert "kubernetes.keda.sh.ScaledObject prod-onprem-embeddings-scaler" in out
     assert "Pool onprem runs on-premises Kubernetes GPUs (L40S)" in out
     assert "upper bound" in out

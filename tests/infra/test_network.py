@@ -39,9 +39,11 @@ def test_created_vpc_is_private_with_one_subnet_per_usable_zone(
     for s in subnets:
         assert wanted <= set(offers[s.inputs["availabilityZone"]])
     assert len({s.inputs["availabilityZone"] for s in subnets}) == len(subnets)
-    # the groups span exactly these subnets
+    # the pools' groups span exactly these subnets (a remote-GPU tier keeps to one zone)
     subnet_urns = tuple(sorted(s.urn for s in subnets))
     for asg in plan.of_type(ASG):
+        if "gpupool:aws:GpuPool" not in (asg.parent or ""):
+            continue
         assert asg.property_dependencies["vpcZoneIdentifiers"] == subnet_urns
         assert len(asg.inputs["vpcZoneIdentifiers"]) == len(subnets)
 
@@ -61,7 +63,9 @@ def test_endpoints_reach_aws_without_internet(stack: str, stack_plans: dict[str,
     loaded, plan = stack_plans[stack]
     region = loaded.config.region
     endpoints = {e.inputs["serviceName"]: e for e in plan.of_type(ENDPOINT)}
-    interface = {f"com.amazonaws.{region}.{s}" for s in INTERFACE_SERVICES}
+    # proxies of remote-GPU tiers register themselves in Cloud Map: its API endpoint too
+    extra = ("servicediscovery",) if loaded.config.remote_gpu else ()
+    interface = {f"com.amazonaws.{region}.{s}" for s in (*INTERFACE_SERVICES, *extra)}
     assert set(endpoints) == interface | {f"com.amazonaws.{region}.s3"}
     assert {"ssm", "ssmmessages", "ec2messages", "monitoring", "logs"} <= set(INTERFACE_SERVICES)
     groups = plan.of_type("aws:ec2/securityGroup:SecurityGroup")
@@ -75,10 +79,13 @@ def test_endpoints_reach_aws_without_internet(stack: str, stack_plans: dict[str,
     s3 = endpoints[f"com.amazonaws.{region}.s3"]
     assert s3.inputs["vpcEndpointType"] == "Gateway"
     assert len(s3.inputs["routeTableIds"]) == 1
-    # the endpoints admit HTTPS only from pool security groups, named as peers
-    rules = [r for r in plan.of_type(INGRESS)]
-    assert len(rules) == len(loaded.config.pools)
-    pool_sgs = {r.urn for r in groups if r.name.endswith("-sg")}
+    # the endpoints admit HTTPS only from pool (and tier) security groups, named as peers
+    rules = [r for r in plan.of_type(INGRESS)
+             if r.property_dependencies["securityGroupId"] == (endpoint_sg.urn,)]
+    tiers = loaded.config.remote_gpu
+    assert len(rules) == len(loaded.config.pools) + len(tiers) + sum(
+        t.clients is not None for t in tiers)
+    pool_sgs = {r.urn for r in groups if r.name.endswith(("-sg", "-clients"))}
     for rule in rules:
         assert rule.property_dependencies["securityGroupId"] == (endpoint_sg.urn,)
         (peer,) = rule.property_dependencies["referencedSecurityGroupId"]

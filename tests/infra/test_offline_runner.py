@@ -57,6 +57,7 @@ def test_components_parent_their_resources(stack: str, stack_plans: dict[str, An
     assert sorted(c.type for c in components) == sorted(
         ["gpupool:aws:GpuNetwork"] + ["gpupool:aws:GpuPool"] * len(loaded.config.pools)
         + ["gpupool:k8s:KubernetesGpuPool"] * len(loaded.config.kubernetes)
+        + ["gpupool:aws:RemoteGpuTier"] * len(loaded.config.remote_gpu)
     )
     assert all(c.parent == root_urn for c in components)
     # every custom resource lives inside a component, none directly under the stack
@@ -94,16 +95,20 @@ def test_stack_outputs(stack_plans: dict[str, Any]) -> None:
         assert re.fullmatch(rf"prod-{pool}-asg-[0-9a-f]{{7}}", group_name)
         assert f"prod-{pool}-asg" in asg_names
     env = plan.envelope
-    # AWS pools 4-52 GPUs, the on-premises Kubernetes pool 2-16
-    assert (out["gpuMin"], out["gpuMax"]) == (env.gpus_min, env.gpus_max) == (6, 68)
-    assert out["pricePerHourMin"] == pytest.approx(3 * 0.526 + 0.8048)
-    assert out["pricePerHourMax"] == pytest.approx(24 * 0.526 + 16 * 1.006 + 12 * 0.8048)
+    # AWS pools 4-52 GPUs, the on-premises Kubernetes pool 2-16, the remote-GPU tier 2-8
+    assert (out["gpuMin"], out["gpuMax"]) == (env.gpus_min, env.gpus_max) == (8, 76)
+    assert out["pricePerHourMin"] == pytest.approx(3 * 0.526 + 0.8048 + 2 * 0.752)
+    assert out["pricePerHourMax"] == pytest.approx(
+        24 * 0.526 + 16 * 1.006 + 12 * 0.8048 + 8 * 0.752)
     assert out["pools"]["training"]["instanceType"] == "g5.xlarge"
     assert out["priceIsUpperBound"] is True
 
 
-def test_main_program_reads_the_engine_config_like_pulumi_up() -> None:
+def test_main_program_reads_the_engine_config_like_pulumi_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """infra/__main__.py with the config the engine passes (object values as JSON text)."""
+    monkeypatch.chdir(ROOT)  # where `pulumi up` runs it: budget profiles are found from here
     loaded = load_stack(str(ROOT / "stacks" / "Pulumi.staging.yaml"))
     engine_config = {
         k: json.dumps(v) if isinstance(v, dict | list) else str(v) for k, v in loaded.flat.items()
@@ -118,7 +123,7 @@ def test_main_program_reads_the_engine_config_like_pulumi_up() -> None:
     via_main = sorted(r.urn for r in recording.registrations)
     via_runner = sorted(r.urn for r in run_offline(loaded).resources)
     assert via_main == via_runner
-    assert recording.outputs["gpuMax"] == 12
+    assert recording.outputs["gpuMax"] == 16  # 12 in the pools, 4 in the remote-GPU tier
 
 
 def test_main_program_stops_on_bad_config_before_declaring_anything(
