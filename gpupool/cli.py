@@ -151,9 +151,11 @@ def _add_plan(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ch = _command(sub, "check", "evaluate policies on plans or a stack",
                   "Evaluate the policies on Terraform plans (terraform show -json), Pulumi "
-                  "previews (pulumi preview --json), gpupool offline plans, or a stack planned "
+                  "previews (pulumi preview --json), gpupool offline plans, Kubernetes manifests "
+                  "(YAML/JSON files or directories, judged together), or a stack planned "
                   "offline. Exit 0: nothing blocks; 1: a mandatory violation; 2: bad input.",
                   ["gpupool check plan.json", "gpupool check --stack dev --base origin/main",
+                   "gpupool check k8s/ rendered.yaml",
                    "gpupool check preview.json --format sarif --output gpupool.sarif",
                    "gpupool check --stack dev --format sarif=gpupool.sarif "
                    "--format markdown=comment.md --format text"])
@@ -323,6 +325,18 @@ def _add_new_stack(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     n.add_argument("--force", action="store_true", help="replace an existing stack file")
 
 
+def _add_render(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    r = _command(sub, "render", "write a stack's Kubernetes manifests as YAML (GitOps)",
+                 "Plan the stack offline and write the objects of its Kubernetes pools as plain "
+                 "YAML, one file per object in apply order, each validated against the "
+                 "Kubernetes OpenAPI schema of the pool's cluster version (custom resources: "
+                 "their CRDs' schemas). Commit DIR for Argo CD or Flux.",
+                 ["gpupool render prod --out deploy/k8s",
+                  "gpupool render prod --out deploy/k8s && gpupool check deploy/k8s"])
+    r.add_argument("stack", metavar="STACK")
+    r.add_argument("--out", metavar="DIR", required=True, help="directory to write into")
+
+
 # One adder per command, in the order ``gpupool --help`` lists them.
 COMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...] = (
     _add_validate,
@@ -333,6 +347,7 @@ COMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], 
     _add_remoting,
     _add_netcheck,
     _add_new_stack,
+    _add_render,
 )
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -33,6 +34,7 @@ MAX_DEPTH: Final = 64
 MAX_ALIASES: Final = 1000
 MAX_ALIAS_NODES: Final = 10_000
 QUOTE_LIMIT: Final = 60
+MAX_DOCUMENTS: Final = 100_000
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
@@ -180,10 +182,95 @@ def compose_yaml(text: str, shown: str) -> yaml.Node | None:
         loader.dispose()  # type: ignore[no-untyped-call]
 
 
+@dataclass(frozen=True, slots=True)
+class YamlDocument:
+    """One document of a multi-document stream: its number, the line it starts on, its value."""
+
+    index: int  # 0-based, in stream order
+    line: int  # 1-based line of the document's first node
+    value: Any
+
+
+# libyaml's parser when PyYAML has it (its composer caps nesting itself); the constructor is
+# SafeConstructor's Python either way, with duplicate keys refused.
+_FAST_BASE: Any = getattr(yaml, "CSafeLoader", None) or _BoundedLoader
+
+
+class _StreamLoader(_FAST_BASE):  # type: ignore[misc,valid-type]
+    """The multi-document loader: aliases and depth are checked on each composed node graph."""
+
+
+_StreamLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _check_bounds(node: yaml.Node, shown: str) -> None:
+    """The bounds :func:`parse_yaml` enforces, on a composed document: aliases (a node reached a
+    second time is an alias), nesting depth, and what the aliases expand to."""
+    aliases = 0
+    seen: set[int] = set()
+    stack: list[tuple[yaml.Node, int]] = [(node, 1)]
+    while stack:
+        n, depth = stack.pop()
+        if id(n) in seen:
+            aliases += 1
+            if aliases > MAX_ALIASES:
+                raise InputError(f"{shown}: expected valid YAML (line {n.start_mark.line + 1}: "
+                                 f"more than {MAX_ALIASES} aliases)")
+            continue
+        seen.add(id(n))
+        if depth > MAX_DEPTH:
+            raise InputError(f"{shown}: expected YAML nested at most {MAX_DEPTH} levels "
+                             f"(line {n.start_mark.line + 1})")
+        if isinstance(n, yaml.SequenceNode):
+            stack.extend((child, depth + 1) for child in n.value)
+        elif isinstance(n, yaml.MappingNode):
+            for k, v in n.value:
+                stack.append((k, depth + 1))
+                stack.append((v, depth + 1))
+    if aliases and _expanded_size(node, MAX_ALIAS_NODES) > MAX_ALIAS_NODES:
+        raise InputError(
+            f"{shown}: expected YAML whose aliases expand to at most {MAX_ALIAS_NODES:,} "
+            "values (refused: an alias bomb)")
+
+
+def parse_yaml_documents(text: str, shown: str) -> list[YamlDocument]:
+    """Every document of a ``---``-separated stream (``kubectl``/``helm template`` output), with
+    the bounds of :func:`parse_yaml` applied to each; one :class:`InputError` line on a problem."""
+    if _SURROGATE.search(text):
+        raise InputError(f"{shown}: expected UTF-8 text, found a lone surrogate")
+    loader = _StreamLoader(text)
+    docs: list[YamlDocument] = []
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if len(docs) >= MAX_DOCUMENTS:
+                raise InputError(f"{shown}: expected at most {MAX_DOCUMENTS:,} YAML documents")
+            _check_bounds(node, shown)
+            value = loader.construct_document(node)
+            docs.append(YamlDocument(len(docs), node.start_mark.line + 1, value))
+        return docs
+    except yaml.YAMLError as e:
+        raise InputError(f"{shown}: expected valid YAML ({where(e)})") from None
+    except RecursionError:
+        raise InputError(f"{shown}: expected YAML nested at most {MAX_DEPTH} levels") from None
+    finally:
+        loader.dispose()
+
+
+def read_yaml_documents(path: str | Path, shown: str | None = None) -> list[YamlDocument]:
+    """:func:`read_yaml` for multi-document files: same size and encoding bounds, every document."""
+    shown = shown or str(path)
+    return parse_yaml_documents(_read_text(Path(path), shown), shown)
+
+
 def read_yaml(path: str | Path, shown: str | None = None) -> Any:
     """Read and parse ``path``; every failure is one :class:`InputError` line naming the file."""
     shown = shown or str(path)
-    p = Path(path)
+    return parse_yaml(_read_text(Path(path), shown), shown)
+
+
+def _read_text(p: Path, shown: str) -> str:
+    """The file as text, within :data:`MAX_BYTES` and valid UTF-8, or one InputError line."""
     try:
         if p.is_file() and p.stat().st_size > MAX_BYTES:
             raise InputError(f"{shown}: expected a YAML file of at most {MAX_BYTES // 2**20} MiB")
@@ -200,4 +287,4 @@ def read_yaml(path: str | Path, shown: str | None = None) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError(f"{shown}: expected UTF-8 text (byte {e.start} is not)") from None
-    return parse_yaml(text, shown)
+    return text

@@ -88,7 +88,7 @@ class _Emitter:
             resource=finding.resource,
             message=finding.message,
             resource_type=change.type if change is not None else "",
-            source=self.plan.origin,
+            source=(change.origin if change is not None and change.origin else self.plan.origin),
             unknown=finding.unknown,
             detail=dict(finding.detail),
             prop=finding.prop or self.rule.meta.prop,

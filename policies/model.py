@@ -70,6 +70,11 @@ class ResourceKind(StrEnum):
     # What puts targets behind a load balancer: target group attachments (instance → target
     # group), autoscaling (traffic source) attachments and classic ELB attachments.
     LB_ATTACHMENT = "lb-attachment"
+    K8S_NAMESPACE = "k8s-namespace"
+    K8S_RESOURCE_QUOTA = "k8s-resource-quota"
+    K8S_AUTOSCALER = "k8s-autoscaler"  # HorizontalPodAutoscaler, KEDA ScaledObject
+    KARPENTER_NODE_POOL = "karpenter-node-pool"  # NodePool (v1, v1beta1), Provisioner (v1alpha5)
+    K8S_MANIFEST = "k8s-manifest"  # Terraform kubernetes_manifest: the kind is in its content
     OTHER = "other"
 
 
@@ -127,11 +132,48 @@ RESOURCE_KINDS: Final[dict[str, ResourceKind]] = {
         ResourceKind.LB_ATTACHMENT,
     "aws_elb_attachment": ResourceKind.LB_ATTACHMENT,
     "aws:elb/attachment:Attachment": ResourceKind.LB_ATTACHMENT,
+    # Kubernetes through Terraform's provider (Pulumi tokens: see _kubernetes_kind)
+    **{f"kubernetes_{t}{v}": ResourceKind.K8S_WORKLOAD for v in ("", "_v1") for t in (
+        "deployment", "stateful_set", "daemonset", "daemon_set", "job", "cron_job", "pod",
+        "replication_controller")},
+    **{f"kubernetes_namespace{v}": ResourceKind.K8S_NAMESPACE for v in ("", "_v1")},
+    **{f"kubernetes_resource_quota{v}": ResourceKind.K8S_RESOURCE_QUOTA for v in ("", "_v1")},
+    **{f"kubernetes_horizontal_pod_autoscaler{v}": ResourceKind.K8S_AUTOSCALER
+       for v in ("", "_v1", "_v2", "_v2beta2")},
+    "kubernetes_manifest": ResourceKind.K8S_MANIFEST,
+}
+
+# Kubernetes kinds (any API version) → resource kind, for ``kubernetes:<group>/<v>:<Kind>``.
+K8S_KINDS: Final[dict[tuple[str, str], ResourceKind]] = {
+    **{(g, k): ResourceKind.K8S_WORKLOAD for g, k in (
+        ("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet"),
+        ("apps", "ReplicaSet"), ("batch", "Job"), ("batch", "CronJob"), ("core", "Pod"),
+        ("core", "ReplicationController"), ("extensions", "Deployment"),
+        ("extensions", "DaemonSet"), ("extensions", "ReplicaSet"))},
+    ("core", "Namespace"): ResourceKind.K8S_NAMESPACE,
+    ("core", "ResourceQuota"): ResourceKind.K8S_RESOURCE_QUOTA,
+    ("autoscaling", "HorizontalPodAutoscaler"): ResourceKind.K8S_AUTOSCALER,
+    ("keda.sh", "ScaledObject"): ResourceKind.K8S_AUTOSCALER,
+    ("karpenter.sh", "NodePool"): ResourceKind.KARPENTER_NODE_POOL,
+    ("karpenter.sh", "Provisioner"): ResourceKind.KARPENTER_NODE_POOL,
 }
 
 
 def resource_kind(type_token: str) -> ResourceKind:
-    return RESOURCE_KINDS.get(type_token, ResourceKind.OTHER)
+    found = RESOURCE_KINDS.get(type_token)
+    if found is not None:
+        return found
+    if type_token.startswith("kubernetes:"):
+        return _kubernetes_kind(type_token)
+    return ResourceKind.OTHER
+
+
+@lru_cache(maxsize=1024)
+def _kubernetes_kind(type_token: str) -> ResourceKind:
+    """``kubernetes:apps/v1:Deployment``, ``kubernetes:keda.sh/v1alpha1:ScaledObject``: by group
+    and kind, whatever the version (Pulumi's typed resources and CustomResource alike)."""
+    _, group_version, kind = [*type_token.split(":", 2), "", ""][:3]
+    return K8S_KINDS.get((group_version.split("/", 1)[0], kind), ResourceKind.OTHER)
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
@@ -161,7 +203,11 @@ def normalise_inputs(value: Any, *, tags_key: bool = False) -> Any:
 
 
 # Mappings whose keys are user data, not schema: their keys are kept verbatim.
-_USER_MAPS: Final = frozenset({"tags", "tags_all", "labels", "annotations", "node_selector"})
+_USER_MAPS: Final = frozenset({
+    "tags", "tags_all", "labels", "annotations", "node_selector",
+    # Kubernetes maps keyed by label keys and resource names (nvidia.com/gpu)
+    "match_labels", "limits", "requests", "hard",
+})
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +226,9 @@ class ResourceChange:
     # it refers to (e.g. a scaling policy's autoscaling_group_name → the group's address).
     references: Mapping[str, str] = field(default_factory=dict)
     parent: str | None = None
+    # Where the resource is declared when a plan spans several files (Kubernetes manifests:
+    # "path/to/file.yaml:12"); reports name it instead of the plan's origin.
+    origin: str | None = None
 
     @property
     def is_removal(self) -> bool:

@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
 def _load_inputs(args: argparse.Namespace, plan_files: list[str]) -> tuple[Settings, list[Plan]]:
     """Settings and every plan, or one InputError listing every problem found."""
     from policies.settings import load_settings
-    from policies.sources import load_plan
+    from policies.sources import load_plans
 
     problems: list[str] = []
     settings = None
@@ -80,19 +80,17 @@ def _load_inputs(args: argparse.Namespace, plan_files: list[str]) -> tuple[Setti
         except InputError as e:
             problems += e.problems
     plans: list[Plan] = []
+    to_load = []
     for name in plan_files:
-        hint = stack_file_hint(name)
+        hint = stack_file_hint(name)  # a Pulumi stack file given as a plan: say what to run
         if hint is not None:
             problems.append(hint)
-            continue
-        try:
-            plans.append(load_plan(name))
-        except InputError as e:
-            problems += e.problems
-        except Exception as e:  # a reader bug must still not pass, nor print a traceback
-            if os.environ.get(DEBUG_ENV):
-                raise
-            problems.append(f"{name}: could not read the plan ({type(e).__name__}: {e})")
+        else:
+            to_load.append(name)
+    try:  # plan files one plan each; Kubernetes manifests (files, directories) one plan together
+        plans = load_plans(to_load)
+    except InputError as e:
+        problems += e.problems
     if args.stack and not problems:  # planning a stack is slow: only once the rest is sound
         from policies.sources.diff import plan_stack
 

@@ -12,13 +12,15 @@ the plan does not know a value: never a guess, never a default that would let a 
 One module per subject: ``values`` (reading one value), ``instances`` (instance types, metadata
 options), ``storage`` (EBS volumes), ``tags``, ``scaling`` (scaling policies), ``capacity``
 (GPUs and cost at max size, chargeback tag values), ``network`` (proxy roles and budgets,
-placement, ingress, load balancers) and ``index``
+placement, ingress, load balancers), ``kubernetes`` (objects, pod GPUs, quotas,
+autoscalers, Karpenter requirements) and ``index``
 (:class:`PlanIndex`, the links between the resources of one plan). This package re-exports
 them, so ``from policies.facts import PlanIndex`` keeps working.
 """
 
 from __future__ import annotations
 
+from policies.facts import kubernetes
 from policies.facts.capacity import Capacity, gpu_capacity, tag_value
 from policies.facts.index import GroupPolicies, Link, PlanIndex
 from policies.facts.instances import (
@@ -30,6 +32,22 @@ from policies.facts.instances import (
     override_weights,
     overrides,
     own_instance_types,
+)
+from policies.facts.kubernetes import (
+    ContainerGpus,
+    K8sObject,
+    NodeRequirements,
+    PodGpus,
+    Quantity,
+    QuotaGpus,
+    ScaleTarget,
+    k8s_object,
+    namespace_key,
+    node_requirements,
+    pod_gpus,
+    quantity,
+    quota_gpus,
+    scale_target,
 )
 from policies.facts.network import Budget, Found, NetworkIndex, budget_number, own_tag
 from policies.facts.scaling import ScalingPolicy, scaling_policy
@@ -50,14 +68,21 @@ from policies.facts.values import (
 __all__ = [
     "Budget",
     "Capacity",
+    "ContainerGpus",
     "Found",
     "GroupPolicies",
     "GroupTag",
     "InstanceTypes",
+    "K8sObject",
     "Link",
     "Maybe",
     "NetworkIndex",
+    "NodeRequirements",
     "PlanIndex",
+    "PodGpus",
+    "Quantity",
+    "QuotaGpus",
+    "ScaleTarget",
     "ScalingPolicy",
     "Side",
     "Tags",
@@ -72,15 +97,23 @@ __all__ = [
     "http_tokens",
     "inputs_of",
     "is_map",
+    "k8s_object",
+    "kubernetes",
     "launch_tags",
     "metadata_options",
+    "namespace_key",
+    "node_requirements",
     "number",
     "override_types",
     "override_weights",
     "overrides",
     "own_instance_types",
     "own_tag",
+    "pod_gpus",
+    "quantity",
+    "quota_gpus",
     "resource_tags",
+    "scale_target",
     "scaling_policy",
     "tag_value",
     "text",

@@ -239,7 +239,10 @@ class _Locator:
             self._artifacts[source] = self._artifact(source)
         uri, path = self._artifacts[source]
         line, column, note = 1, 1, None
-        if path is not None:
+        at = _FILE_LINE.match(source)
+        if path is not None and at is not None and not Path(source).is_file():
+            line = int(at.group("line"))  # a manifest's file:line (ResourceChange.origin)
+        elif path is not None:
             key = (locate(path, resource, v.prop) if path.suffix in (".yaml", ".yml")
                    and _STACK_ORIGIN.match(source) else None)
             if key is not None:  # the stack file line that sets the value
@@ -279,6 +282,9 @@ class _Locator:
                 return quote(full.relative_to(self.root).as_posix()), full
             except ValueError:
                 return full.as_uri(), full
+        at = _FILE_LINE.match(source)
+        if at is not None and Path(at.group("file")).is_file():
+            return self._artifact(at.group("file"))
         stack_file = _stack_file(source)
         if stack_file is not None:
             return self._artifact(str(stack_file))
@@ -286,6 +292,7 @@ class _Locator:
         return quote(source or "plan", safe="/@.-_~"), None
 
 
+_FILE_LINE = re.compile(r"^(?P<file>.+):(?P<line>[0-9]+)$")
 _STACK_ORIGIN = re.compile(r"^stack (?P<stack>.+?)(?: \(working tree\)| @ \S+)$")
 
 

@@ -16,6 +16,11 @@ from policies.rules.gpu_proxy_placement import RULE as GPU_PROXY_PLACEMENT
 from policies.rules.gpu_proxy_private import RULE as GPU_PROXY_PRIVATE
 from policies.rules.gpu_smallest_instance import RULE as GPU_SMALLEST_INSTANCE
 from policies.rules.imdsv2_required import RULE as IMDSV2_REQUIRED
+from policies.rules.k8s_gpu_limits import RULE as K8S_GPU_LIMITS
+from policies.rules.k8s_gpu_namespace_quota import RULE as K8S_GPU_NAMESPACE_QUOTA
+from policies.rules.k8s_gpu_per_container import RULE as K8S_GPU_PER_CONTAINER
+from policies.rules.k8s_gpu_workload_autoscaled import RULE as K8S_GPU_WORKLOAD_AUTOSCALED
+from policies.rules.karpenter_gpu_smallest import RULE as KARPENTER_GPU_SMALLEST
 from policies.rules.team_gpu_quota import RULE as TEAM_GPU_QUOTA
 
 ALL_RULES: tuple[Rule, ...] = (
@@ -29,6 +34,11 @@ ALL_RULES: tuple[Rule, ...] = (
     GPU_PROXY_PRIVATE,
     GPU_PROXY_NETWORK_BUDGET,
     TEAM_GPU_QUOTA,
+    K8S_GPU_PER_CONTAINER,
+    K8S_GPU_LIMITS,
+    K8S_GPU_NAMESPACE_QUOTA,
+    K8S_GPU_WORKLOAD_AUTOSCALED,
+    KARPENTER_GPU_SMALLEST,
 )
 
 _BY_ID = {r.meta.id: r for r in ALL_RULES}

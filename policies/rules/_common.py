@@ -118,6 +118,8 @@ def prop(resource_type: str, path: str) -> str:
     Terraform's snake_case (dots between nested keys); blocks Pulumi pluralises
     (``ebs_block_device`` → ``ebsBlockDevices``) are renamed.
     """
+    if resource_type == "kubernetes_manifest":  # the object as written, under `manifest`
+        return "manifest." + ".".join(_camel(part) for part in path.split("."))
     if ":" not in resource_type:
         return path
     return ".".join(_camel(part) for part in path.split("."))

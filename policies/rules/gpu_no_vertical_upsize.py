@@ -14,6 +14,7 @@ from pydantic import Field
 from gpupool.catalog import Catalog
 from gpupool.catalog.model import HOURS_PER_MONTH, GpuChange
 from policies.facts import InstanceTypes
+from policies.facts import kubernetes as k8s
 from policies.model import ChangeKind, ResourceChange, ResourceKind
 from policies.rules._common import (
     cannot_verify,
@@ -49,7 +50,18 @@ class Params(RuleParams):
 KINDS = frozenset({
     ResourceKind.INSTANCE, ResourceKind.LAUNCH_TEMPLATE, ResourceKind.LAUNCH_CONFIGURATION,
     ResourceKind.AUTOSCALING_GROUP, ResourceKind.EKS_NODE_GROUP,
+    ResourceKind.K8S_WORKLOAD, ResourceKind.K8S_MANIFEST,  # pod templates: GPUs per pod
 })
+POD_KINDS = frozenset({ResourceKind.K8S_WORKLOAD, ResourceKind.K8S_MANIFEST})
+
+
+def _gpu_deployment(gpus: int) -> dict[str, object]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "llm", "namespace": "ml"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "llm"}}, "template": {
+                "metadata": {"labels": {"app": "llm"}},
+                "spec": {"containers": [{"name": "server", "image": "vllm/vllm-openai:v0.6.3",
+                                         "resources": {"limits": {"nvidia.com/gpu": gpus}}}]}}}}
 
 
 class GpuNoVerticalUpsize(Rule):
@@ -67,7 +79,10 @@ class GpuNoVerticalUpsize(Rule):
             "prices per GPU-hour. Looks at instance types of instances, launch templates, launch "
             "configurations, ASG override lists and EKS node groups, on updates and replacements. "
             "A GPU proxy (gpupool:role = gpu-proxy) may step up to the size its bandwidth budget "
-            "(gpupool:remoting-min-gbps) needs and no further: bandwidth, not GPU."
+            "(gpupool:remoting-min-gbps) needs and no further: bandwidth, not GPU. "
+            "On Kubernetes the same idea applies to pods: a pod template whose GPUs per pod go "
+            "up (1 → 4 nvidia.com/gpu) is vertical scaling; keep the GPUs per pod and run more "
+            "replicas."
         ),
         scope="resource",
         kinds=KINDS,
@@ -208,6 +223,25 @@ class GpuNoVerticalUpsize(Rule):
             }],
         ),
         Example(
+            title="Deployment's pods go from one GPU to four",
+            allowed=False,
+            resources=[{
+                "type": "kubernetes:apps/v1:Deployment", "name": "llm",
+                "old": _gpu_deployment(1), "new": _gpu_deployment(4),
+            }],
+            message_contains=["Deployment ml/llm: GPUs per pod 1 → 4 is vertical scaling",
+                              "run 4 × the replicas"],
+        ),
+        Example(
+            title="Deployment scaled out: more replicas, one GPU per pod",
+            allowed=True,
+            resources=[{
+                "type": "kubernetes:apps/v1:Deployment", "name": "llm",
+                "old": _gpu_deployment(1), "new": {**_gpu_deployment(1), "spec": {
+                    **_gpu_deployment(1)["spec"], "replicas": 4}},
+            }],
+        ),
+        Example(
             title="New instance type unknown until apply",
             allowed=False,
             unknown=True,
@@ -222,6 +256,9 @@ class GpuNoVerticalUpsize(Rule):
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         if change.change not in (ChangeKind.UPDATE, ChangeKind.REPLACE):
+            return
+        if change.kind in POD_KINDS:
+            yield from _pod_upsize(change)
             return
         params: Params = ctx.params
         catalog = ctx.catalog
@@ -292,6 +329,41 @@ class GpuNoVerticalUpsize(Rule):
                 f"{per_gpu_hour(b)}: {cost_change(price)}; "
                 f"{_alternative(b.instance_type, extra, catalog, detail)}"), detail=detail)
         return None
+
+
+def _pod_upsize(change: ResourceChange) -> Iterable[Finding]:
+    """GPUs per pod of a pod template, old against new: more is vertical scaling."""
+    new_obj = k8s.k8s_object(change, "new")
+    new = k8s.pod_gpus(new_obj) if new_obj is not None else None
+    if new is None:
+        return
+    new_gpus = new.per_pod if not new.unknown else None
+    if change.old is None:
+        if new_gpus is None or new_gpus > 0:
+            yield Finding(change.address, cannot_verify(
+                f"the old pod template of {k8s.describe(new_obj)} is not known (no baseline), so "
+                "its GPUs per pod cannot be compared"), unknown=True)  # type: ignore[arg-type]
+        return
+    old_obj = k8s.k8s_object(change, "old")
+    old = k8s.pod_gpus(old_obj) if old_obj is not None else None
+    old_gpus = old.per_pod if old is not None and not old.unknown else (0.0 if old is None
+                                                                         else None)
+    if old_gpus is None or new_gpus is None:
+        if (old_gpus or 0) > 0 or (new_gpus or 0) > 0 or new_gpus is None:
+            side = "new" if new_gpus is None else "old"
+            yield Finding(change.address, cannot_verify(
+                f"the {side} GPUs per pod of {k8s.describe(new_obj)} are unknown until apply"),
+                unknown=True)
+        return
+    if new_gpus <= old_gpus:
+        return
+    a, b = count(old_gpus), count(new_gpus)
+    factor = count(new_gpus / old_gpus) if old_gpus else b
+    yield Finding(change.address, (
+        f"{k8s.describe(new_obj)}: GPUs per pod {a} → {b} is vertical scaling (each pod now "
+        f"needs a node with {b} free GPUs, and holds them busy or idle); keep {a or 1} GPU"
+        f"{'s' if (old_gpus or 1) != 1 else ''} per pod and run {factor} × the replicas"),
+        detail={"old_gpus_per_pod": old_gpus, "new_gpus_per_pod": new_gpus})
 
 
 def _alternative(new_type: str, extra_gpus: float, catalog: Catalog,

@@ -10,15 +10,18 @@ refused, never turned into an empty, passing plan.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from gpupool.errors import InputError
 from gpupool.inputs import shown_name
 from policies.model import Plan
-from policies.sources import offline, pulumi_events, pulumi_preview, terraform
+from policies.sources import kubernetes, offline, pulumi_events, pulumi_preview, terraform
 from policies.sources.reading import JsonLines, fail, problem, read_json
 
+KUBERNETES: Final = "kubernetes"
 TERRAFORM: Final = "terraform"
 PULUMI_PREVIEW: Final = "pulumi-preview"
 PULUMI_EVENTS: Final = "pulumi-events"
@@ -32,8 +35,8 @@ _PARSERS: Final[dict[str, Callable[[dict[str, Any], str], Plan]]] = {
 }
 
 _EXPECTED: Final = (
-    "a Terraform plan (terraform show -json PLANFILE), a Pulumi preview (pulumi preview --json) "
-    "or a gpupool plan (gpupool plan STACK --format json)"
+    "a Terraform plan (terraform show -json PLANFILE), a Pulumi preview (pulumi preview --json), "
+    "a gpupool plan (gpupool plan STACK --format json) or Kubernetes manifests"
 )
 
 
@@ -47,6 +50,8 @@ def detect(doc: Any, origin: str = "<input>") -> str:
         fail(origin, "", _EXPECTED, doc)
     if doc.get("kind") == offline.KIND:
         return GPUPOOL_PLAN
+    if kubernetes.is_object(doc):
+        return KUBERNETES
     if "format_version" in doc:
         if "resource_changes" in doc or "planned_values" in doc:
             return TERRAFORM
@@ -96,7 +101,12 @@ def _detect_lines(lines: JsonLines, origin: str) -> str:
 def parse_document(doc: Any, origin: str) -> Plan:
     """A plan from an already parsed JSON document (origin names it in errors)."""
     try:
-        return _PARSERS[detect(doc, origin)](doc, origin)
+        kind = detect(doc, origin)
+        if kind == KUBERNETES:
+            shown = origin
+            docs = [kubernetes.YamlDocument(0, 1, doc)]
+            return kubernetes.plan_of(kubernetes.manifests_of(docs, shown), origin)
+        return _PARSERS[kind](doc, origin)
     except RecursionError:
         raise problem(f"{origin}: expected a JSON plan, got nesting too deep to read") from None
 
@@ -108,16 +118,83 @@ def load_plan(path: str | Path) -> Plan:
     containers, and the collector rescanning them made a 100k-resource plan 2-3x slower.
     """
     origin = shown_name(path)  # `-` (standard input) is shown as <stdin>
+    return _paused_gc(lambda: parse_document(read_json(Path(path), origin), origin))
+
+
+def _paused_gc(work: Callable[[], Any]) -> Any:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return parse_document(read_json(Path(path), origin), origin)
+        return work()
     finally:
         if enabled:
             gc.enable()
 
 
+def is_plan_json(path: Path) -> bool:
+    """Does the file start like a JSON object (a plan, or a Kubernetes object as JSON)?
+    Anything else that is not a directory is read as YAML: Kubernetes manifests."""
+    if str(path) == "-" or not path.exists():
+        return True  # standard input (plans only), or let the plan reader name the problem
+    if path.is_dir():
+        return False
+    if not path.is_file():
+        return True  # a FIFO (<(terraform show -json …)): read once, by the plan reader
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return True  # let the plan reader say what is wrong with it
+    if head.startswith(b"PK\x03\x04"):
+        return True  # a binary Terraform plan: the plan reader names the fix
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return not text or text[:1] in (b"{", b"[") or b"\x00" in head[:4]
+
+
+def load_plans(paths: Sequence[str]) -> list[Plan]:
+    """Every input of a check: plan files one plan each, and every Kubernetes manifest (YAML
+    files, directories, JSON objects) together as ONE plan, as ``kubectl apply -f a -f b``
+    applies them together. Raises one InputError listing every problem of every input."""
+    plans: list[Plan] = []
+    problems: list[str] = []
+    manifests: list[kubernetes.Manifest] = []
+    manifest_paths: list[str] = []
+    for name in paths:
+        try:
+            if is_plan_json(Path(name)):
+                shown = shown_name(name)  # `-` (standard input) is shown as <stdin>
+                doc = _paused_gc(lambda: read_json(Path(name), shown))  # noqa: B023
+                if kubernetes.is_object(doc):
+                    docs = [kubernetes.YamlDocument(0, 1, doc)]
+                    manifests.extend(kubernetes.manifests_of(docs, shown))
+                    manifest_paths.append(shown)
+                else:
+                    plans.append(_paused_gc(lambda: parse_document(doc, shown)))  # noqa: B023
+                continue
+            for path, shown in kubernetes.manifest_files(Path(name), name):
+                try:  # every bad file of a directory is reported, not only the first
+                    manifests.extend(kubernetes.manifests_of(
+                        kubernetes.read_documents(path, shown), shown))
+                except InputError as e:
+                    problems += e.problems
+            manifest_paths.append(name)
+        except InputError as e:
+            problems += e.problems
+        except Exception as e:  # a reader bug must still not pass, nor print a traceback
+            if os.environ.get("GPUPOOL_DEBUG"):
+                raise
+            problems.append(f"{name}: could not read the plan ({type(e).__name__}: {e})")
+    if manifests and not problems:
+        try:
+            plans.append(kubernetes.plan_of(manifests, ", ".join(manifest_paths)))
+        except InputError as e:
+            problems += e.problems
+    if problems:
+        raise InputError(problems)
+    return plans
+
+
 __all__ = [
-    "GPUPOOL_PLAN", "PULUMI_EVENTS", "PULUMI_PREVIEW", "TERRAFORM", "detect", "load_plan",
-    "parse_document",
+    "GPUPOOL_PLAN", "KUBERNETES", "PULUMI_EVENTS", "PULUMI_PREVIEW", "TERRAFORM", "detect",
+    "load_plan", "load_plans", "parse_document",
 ]

@@ -41,6 +41,8 @@ def test_rule_ids_are_the_fixed_ones_in_order() -> None:
         "gpu-no-vertical-upsize", "gpu-smallest-instance", "gpu-pool-scales-on-utilisation",
         "gpu-chargeback-tags", "imdsv2-required", "ebs-encrypted",
         "gpu-proxy-placement", "gpu-proxy-private", "gpu-proxy-network-budget", "team-gpu-quota",
+        "k8s-gpu-per-container", "k8s-gpu-limits", "k8s-gpu-namespace-quota",
+        "k8s-gpu-workload-autoscaled", "karpenter-gpu-smallest",
     ]
     assert get_rule("ebs-encrypted") is ALL_RULES[5]
     with pytest.raises(KeyError, match="known: gpu-no-vertical-upsize"):

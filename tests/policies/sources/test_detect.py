@@ -60,8 +60,8 @@ def test_utf16_with_bom_as_windows_powershell_writes_it(fixtures: Path, write: W
          "expected a complete Pulumi event stream ending with a summaryEvent"),
         (b'{"a":1}\n{"b":2}\n', "got 2 JSON objects on separate lines"),
         (b"[]", "expected a Terraform plan (terraform show -json PLANFILE), a Pulumi preview "
-                "(pulumi preview --json) or a gpupool plan (gpupool plan STACK --format json), "
-                "got array"),
+                "(pulumi preview --json), a gpupool plan (gpupool plan STACK --format json) or "
+                "Kubernetes manifests, got array"),
         (b'"plan"', 'got string "plan"'),
         (b"null", "got null"),
         (b'{"hello": 1}', "got an object with keys: hello"),

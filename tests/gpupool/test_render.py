@@ -1,0 +1,133 @@
+"""``gpupool render``: the stack's Kubernetes objects as YAML, each valid against the real
+Kubernetes schema of its cluster version (custom resources: their vendored CRDs' schemas)."""
+
+from __future__ import annotations
+
+import copy
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gpupool.cli import main
+from gpupool.k8s import render, schemas
+from gpupool.yamlio import read_yaml_documents
+from tests.infra.test_k8s_pool import EKS_STACK
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def prod_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("render")
+    assert main(["render", str(ROOT / "stacks" / "Pulumi.prod.yaml"), "--out", str(out)]) == 0
+    return out
+
+
+def objects(folder: Path) -> list[dict[str, Any]]:
+    return [d.value for f in sorted(folder.glob("*.yaml")) for d in read_yaml_documents(f)]
+
+
+def test_one_file_per_object_in_apply_order(prod_dir: Path) -> None:
+    files = sorted(p.name for p in (prod_dir / "onprem").iterdir())
+    assert len(files) == 18
+    assert files[0] == "001-namespace-cluster-gpu-ml-platform.yaml"
+    kinds = [o["kind"] for o in objects(prod_dir / "onprem")]
+    assert kinds.index("Namespace") < kinds.index("ResourceQuota") < kinds.index("Deployment")
+    assert kinds.index("Deployment") < kinds.index("ScaledObject")  # custom resources last
+    first = (prod_dir / "onprem" / files[0]).read_text().splitlines()
+    assert first[0].startswith("# Rendered by gpupool render from stack prod")
+    assert first[1:3] == ["apiVersion: v1", "kind: Namespace"]
+
+
+def test_every_rendered_object_validates_against_its_schema(prod_dir: Path) -> None:
+    objs = objects(prod_dir / "onprem")
+    assert {o["kind"] for o in objs} >= {"ScaledObject", "ServiceMonitor", "DaemonSet"}
+    for o in objs:
+        assert list(schemas.problems(o, "1.31")) == [], o["kind"]
+
+
+def test_rerender_is_byte_identical_and_removes_only_its_own_stale_files(
+    prod_dir: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    assert main(["render", "prod", "--out", str(out)]) == 0
+    before = {p.name: p.read_bytes() for p in (out / "onprem").iterdir()}
+    assert before == {p.name: p.read_bytes() for p in (prod_dir / "onprem").iterdir()}
+    (out / "onprem" / "999-stale.yaml").write_text(f"{render.HEADER} from an older stack\n")
+    (out / "onprem" / "kustomization.yaml").write_text("resources: []\n")  # not ours: kept
+    assert main(["render", "prod", "--out", str(out)]) == 0
+    after = {p.name: p.read_bytes() for p in (out / "onprem").iterdir()}
+    assert after == {**before, "kustomization.yaml": b"resources: []\n"}
+
+
+def test_rendered_manifests_pass_the_kit_policies(prod_dir: Path) -> None:
+    assert main(["check", str(prod_dir)]) == 0
+
+
+def test_karpenter_and_proxy_objects_validate_against_their_crds(tmp_path: Path) -> None:
+    stack = tmp_path / "Pulumi.eks.yaml"
+    stack.write_text(EKS_STACK)
+    assert main(["render", str(stack), "--out", str(tmp_path / "out")]) == 0
+    objs = {o["kind"]: o for o in objects(tmp_path / "out" / "eks-gpu")}
+    assert {"NodePool", "EC2NodeClass", "NetworkPolicy", "ScaledObject"} <= set(objs)
+    bad = copy.deepcopy(objs["NodePool"])
+    bad["spec"]["template"]["spec"]["requirements"][0]["operator"] = "Equals"
+    (problem,) = schemas.problems(bad, "1.31")
+    assert problem.startswith("spec.template.spec.requirements[0].operator: 'Equals' is not one "
+                              "of ['Gte', 'Lte', 'In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', "
+                              "'Lt']")
+    assert "NodePool CRD's schema (karpenter.sh/v1)" in problem
+
+
+def test_an_invalid_manifest_is_caught_with_a_clear_message(prod_dir: Path) -> None:
+    deployment = next(o for o in objects(prod_dir / "onprem") if o["kind"] == "Deployment")
+    deployment["spec"]["replicas"] = "two"
+    deployment["spec"]["template"]["spec"]["containers"][0]["imagePullPolcy"] = "Always"
+    assert list(schemas.problems(deployment, "1.31")) == [
+        "spec.replicas: 'two' is not of type 'integer', 'null' "
+        "(the Kubernetes 1.31 schema of apps/v1 Deployment)",
+        "spec.template.spec.containers[0]: Additional properties are not allowed "
+        "('imagePullPolcy' was unexpected) (the Kubernetes 1.31 schema of apps/v1 Deployment)",
+    ]
+    obj = render.RenderedObject("onprem", deployment)
+    (line, _) = render.validate([obj], {"onprem": "1.31"}, "stacks/Pulumi.prod.yaml")
+    assert line.startswith("stacks/Pulumi.prod.yaml: pool onprem: Deployment "
+                           "gpu-ml-platform/embeddings: spec.replicas:")
+
+
+def test_a_kind_without_schema_is_refused() -> None:
+    thing = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+    (line,) = render.validate([render.RenderedObject("p", thing)], {"p": "1.31"}, "s.yaml")
+    assert "no schema for example.com/v1 Widget" in line
+
+
+def test_the_cluster_version_picks_the_schema(prod_dir: Path) -> None:
+    hpa = {"apiVersion": "autoscaling/v2beta2", "kind": "HorizontalPodAutoscaler",
+           "metadata": {"name": "x"}, "spec": {"scaleTargetRef": {"kind": "Deployment",
+                                                                  "name": "x"},
+                                               "maxReplicas": 2}}
+    assert list(schemas.problems(hpa, "1.25")) == []  # still served in 1.25
+    with pytest.raises(schemas.SchemaMissing):
+        list(schemas.problems(hpa, "1.31"))  # removed in 1.26
+
+
+def test_a_stack_without_kubernetes_pools_is_refused(capsys: pytest.CaptureFixture[str],
+                                                     tmp_path: Path) -> None:
+    assert main(["render", "dev", "--out", str(tmp_path)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "gpupool:kubernetes: expected at least one Kubernetes pool to render" in line
+
+
+def test_render_of_prod_takes_under_3_seconds(tmp_path: Path) -> None:
+    start = time.perf_counter()
+    assert main(["render", "prod", "--out", str(tmp_path)]) == 0
+    assert time.perf_counter() - start < 3.0  # in-process; bench/ measures the whole command
+
+
+def test_yaml_written_is_plain(prod_dir: Path) -> None:
+    text = (prod_dir / "onprem" / "015-deployment-gpu-ml-platform-embeddings.yaml").read_text()
+    assert "!!" not in text and "&" not in text  # no tags, no anchors: any tool reads it
+    assert yaml.safe_load(text)["metadata"]["labels"]["team"] == "ml-platform"
