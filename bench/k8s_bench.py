@@ -142,7 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     render_out = Path(tempfile.mkdtemp(prefix="gpupool-render-"))
     parse = Series("parse only (PyYAML libyaml, every file)")
     check = Series("gpupool check DIR --format json")
-    validate = Series("kubernetes-validate --strict -k 1.31 (every file)")
+    # minutes per run at 10k files: one run, no warm-up (as bench/run.py does for Checkov)
+    validate = Series("kubernetes-validate --strict -k 1.31 (every file)", max_runs=1,
+                      warmup=False)
     render = Series("gpupool render prod --out DIR")
     plan = Series("gpupool plan prod")
     jobs = [
@@ -169,8 +171,9 @@ def main(argv: list[str] | None = None) -> int:
     goals = [
         f"check of {args.manifests:,} manifests within 3x of parsing them: "
         f"{check_wall / floor:.2f}x ({'met' if check_wall <= 3 * floor else 'NOT met'})",
-        f"render of prod under 3 s: {render_wall:.2f} s "
-        f"({'met' if render_wall < 3 else 'NOT met'})",
+        f"render of prod under 3 s: {render_wall:.2f} s wall, {render.median('cpu') or 0:.2f} s "
+        f"CPU ({'met' if render_wall < 3 else 'NOT met'} on wall time; a loaded machine "
+        "stretches wall time, CPU time is what one idle core would take)",
     ]
     head = ["command", "wall (median)", "CPU", "peak RSS", "ratio"]
     text = "\n".join([
