@@ -332,7 +332,8 @@ def _add_render(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                  "Kubernetes OpenAPI schema of the pool's cluster version (custom resources: "
                  "their CRDs' schemas). Commit DIR for Argo CD or Flux.",
                  ["gpupool render prod --out deploy/k8s",
-                  "gpupool render prod --out deploy/k8s && gpupool check deploy/k8s"])
+                  "gpupool render stacks/Pulumi.prod.yaml --out /tmp/prod-manifests",
+                  "gpupool check deploy/k8s"])
     r.add_argument("stack", metavar="STACK")
     r.add_argument("--out", metavar="DIR", required=True, help="directory to write into")
 
