@@ -230,7 +230,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     doc = build_document(types, primary, secondary, sources, args.recorded_at)
     output = args.output or Path(
         str(resources.files("gpupool.catalog").joinpath("data", PRICE_TABLE_FILE)))
-    output.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
+    from gpupool.output import write_output
+
+    write_output(output, json.dumps(doc, indent=1, sort_keys=False) + "\n")  # whole or nothing
     print(f"wrote {output}: {len(doc['regions'])} regions")
     return 0
 

@@ -92,13 +92,12 @@ def _load_inputs(args: argparse.Namespace, plan_files: list[str]) -> tuple[Setti
     except InputError as e:
         problems += e.problems
     if args.stack and not problems:  # planning a stack is slow: only once the rest is sound
-        from policies.sources.diff import plan_stack
+        from policies.sources.diff import plan_stacks
 
-        for stack in args.stack:
-            try:
-                plans.append(plan_stack(stack, base=args.base, cwd=Path.cwd()))
-            except InputError as e:
-                problems += e.problems
+        try:  # every stack planned in parallel, the base ref checked out once
+            plans += plan_stacks(args.stack, base=args.base, cwd=Path.cwd())
+        except InputError as e:
+            problems += e.problems
     if problems:
         raise InputError(problems)
     assert settings is not None
@@ -201,7 +200,7 @@ def reports_wanted(given: list[str] | str | None, output: str | None
             raise InputError(f"--format: expected one of {', '.join(FORMATS)}, optionally "
                              f"followed by =FILE, got {spec[:60]!r}{hint}")
         out.append((fmt, file or None))
-    plain = [fmt for fmt, file in out if file is None]
+    plain = [fmt for fmt, file in out if file in (None, "-")]
     if len(plain) > 1:
         raise InputError(f"--format: {' and '.join(plain)} would both go to "
                          f"{output or 'stdout'}; give all but one a file: --format FORMAT=FILE")

@@ -9,6 +9,7 @@ resources are UPDATEs with old and new inputs, which is what the rules need.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -60,30 +61,42 @@ def plan_stack(stack: str, *, base: str | None, cwd: Path) -> Plan:
     diff from the plan at the ref to the working tree's; a stack file missing at the ref means
     an empty base (everything a create). The two plans run in parallel.
     """
+    return plan_stacks([stack], base=base, cwd=cwd)[0]
+
+
+def plan_stacks(stacks: Sequence[str], *, base: str | None, cwd: Path) -> list[Plan]:
+    """:func:`plan_stack` for several stacks at once (``--stack A --stack B``): every plan runs
+    in parallel, and the ref is checked out once for all of them."""
     cwd = cwd.resolve()
     if base is None:
-        origin = f"stack {stack} (working tree)"
-        with PlanRun(stack, cwd, cwd, origin) as run:
-            return diff_offline_plans(None, run.result(), origin)
-    origin = f"stack {stack} @ {base}..worktree"
+        origins = [f"stack {s} (working tree)" for s in stacks]
+        with ExitStack() as cleanup:
+            runs = [cleanup.enter_context(PlanRun(s, cwd, cwd, o))
+                    for s, o in zip(stacks, origins, strict=True)]
+            return [diff_offline_plans(None, r.result(), o)
+                    for r, o in zip(runs, origins, strict=True)]
     repo = repo_root(cwd, base).resolve()
     commit = resolve_commit(repo, base)
-    ref_stack, ref_file = _stack_at_ref(stack, cwd, repo)
-    # Exits run last-in first-out: the ref's plan is stopped before its worktree is removed,
+    at_ref = [_stack_at_ref(s, cwd, repo) for s in stacks]
+    # Exits run last-in first-out: the ref's plans are stopped before its worktree is removed,
     # and nothing (run, worktree, temporary directory) outlives an error or a signal.
     with ExitStack() as cleanup:
-        head_run = cleanup.enter_context(PlanRun(stack, cwd, repo, f"stack {stack} (working tree)"))
+        heads = [cleanup.enter_context(PlanRun(s, cwd, repo, f"stack {s} (working tree)"))
+                 for s in stacks]
         tree = cleanup.enter_context(worktree(repo, commit))
-        if not (tree / ref_file).is_file():
-            base_doc = None  # the stack did not exist at the ref
-        else:
+        bases: list[PlanRun | None] = []
+        for s, (ref_stack, ref_file) in zip(stacks, at_ref, strict=True):
+            if not (tree / ref_file).is_file():
+                bases.append(None)  # the stack did not exist at the ref
+                continue
             ref_cwd = tree / cwd.relative_to(repo)
-            stack_arg = str(tree / ref_stack) if ref_stack is not None else stack
-            base_run = cleanup.enter_context(
-                PlanRun(stack_arg, ref_cwd, tree, f"stack {stack} @ {base}"))
-            base_doc = base_run.result()
-        head_doc = head_run.result()
-    return diff_offline_plans(base_doc, head_doc, origin)
+            stack_arg = str(tree / ref_stack) if ref_stack is not None else s
+            bases.append(cleanup.enter_context(
+                PlanRun(stack_arg, ref_cwd, tree, f"stack {s} @ {base}")))
+        base_docs = [None if b is None else b.result() for b in bases]
+        head_docs = [h.result() for h in heads]
+    return [diff_offline_plans(b, h, f"stack {s} @ {base}..worktree")
+            for s, b, h in zip(stacks, base_docs, head_docs, strict=True)]
 
 
 def _stack_at_ref(stack: str, cwd: Path, repo: Path) -> tuple[Path | None, Path]:

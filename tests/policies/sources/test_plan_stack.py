@@ -13,7 +13,7 @@ import pytest
 
 from gpupool.errors import InputError
 from policies.model import ChangeKind
-from policies.sources.diff import plan_stack
+from policies.sources.diff import plan_stack, plan_stacks
 from tests.conftest import git, make_kit_repo
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -81,3 +81,12 @@ def test_without_base_the_working_tree_plan_is_all_creates(repo: Path) -> None:
         for p in policies)
     asg = next(c for c in plan.changes if c.name == "dev-inference-asg")
     assert asg.new["max_size"] == 6  # the working tree, not the last commit
+
+
+def test_several_stacks_share_one_checkout_of_the_ref(repo: Path) -> None:
+    dev, staging = plan_stacks(["dev", "stacks/Pulumi.staging.yaml"], base="no-dev", cwd=repo)
+    assert dev.origin == "stack dev @ no-dev..worktree"
+    assert {c.change for c in dev.changes} == {ChangeKind.CREATE}  # no dev stack at the ref
+    assert staging.origin == "stack stacks/Pulumi.staging.yaml @ no-dev..worktree"
+    assert {c.change for c in staging.changes} == {ChangeKind.NOOP}  # unchanged since
+    assert _worktrees(repo) == 1
