@@ -97,6 +97,7 @@ class _Emitter:
 
 _LAUNCHERS = frozenset({ResourceKind.AUTOSCALING_GROUP, ResourceKind.INSTANCE,
                         ResourceKind.EKS_NODE_GROUP})
+_LAUNCHED_FROM = frozenset({ResourceKind.LAUNCH_TEMPLATE, ResourceKind.LAUNCH_CONFIGURATION})
 
 
 def by_cause(found: list[Violation], index: PlanIndex) -> list[Violation]:
@@ -110,9 +111,17 @@ def by_cause(found: list[Violation], index: PlanIndex) -> list[Violation]:
     def key(v: Violation) -> tuple[str, Enforcement, bool, str]:
         return v.policy, v.enforcement, v.unknown, v.message
 
+    # Findings on launch templates and configurations, by (cause, address): the only ones a
+    # launcher's finding can share a cause with. Most plans have none to share, and then this
+    # one pass is all it costs.
     at: dict[tuple[tuple[str, Enforcement, bool, str], str], int] = {}
     for i, v in enumerate(found):
-        at.setdefault((key(v), v.resource), i)
+        change = index.by_address.get(v.resource)
+        if change is not None and change.kind in _LAUNCHED_FROM:
+            at.setdefault((key(v), v.resource), i)
+    if not at:
+        return found
+    causes = {k for k, _ in at}
     root = list(range(len(found)))  # union-find over positions
 
     def find(i: int) -> int:
@@ -123,6 +132,8 @@ def by_cause(found: list[Violation], index: PlanIndex) -> list[Violation]:
 
     linked = False
     for i, v in enumerate(found):
+        if key(v) not in causes:
+            continue
         change = index.by_address.get(v.resource)
         if change is None or change.kind not in _LAUNCHERS:
             continue
