@@ -243,8 +243,9 @@ class NetworkIndex:
     def points_at(self, change: ResourceChange, path: str, target: ResourceChange,
                   kinds: frozenset[ResourceKind]) -> bool | Maybe:
         """Does ``change``'s input at ``path`` name ``target``? UNKNOWN when it cannot tell."""
-        if any(t.address == target.address for t in self.refs(change, path, kinds)):
-            return True
+        refs = self.refs(change, path, kinds)
+        if refs:  # proven by the plan: it names exactly these
+            return any(t.address == target.address for t in refs)
         value = get_path(change.after, path)
         if value is UNKNOWN:
             return UNKNOWN
