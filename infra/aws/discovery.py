@@ -11,8 +11,9 @@ the finding too, but it would sit in the data path of every synchronous call.
 Registration happens at boot (user data below). Deregistration: the group's termination
 lifecycle hook holds a terminating proxy for up to a minute, during which the instance metadata's
 ``autoscaling/target-lifecycle-state`` reads ``Terminated``; a small watcher deregisters then
-(and on any orderly shutdown). A proxy that dies abruptly leaves a stale record until its
-replacement's boot; clients retry the next address (the records are several).
+(and on any orderly shutdown). A proxy that dies abruptly leaves a stale record that nothing
+here removes (deregister it by hand or from a reconciliation of your own); clients retry the next
+address (the records are several).
 """
 
 from __future__ import annotations

@@ -315,3 +315,16 @@ def test_no_exception_without_a_proxy_budget_that_needs_the_size(
     [f] = run("gpu-smallest-instance", lt)
     assert not f.advisory_only and "g4dn.2xlarge is not the smallest size" in f.message
     assert (why in f.message) if why else ("proxy" not in f.message)
+
+
+def test_the_bandwidth_note_is_said_when_the_size_is_chosen_not_on_every_update() -> None:
+    tags = {"gpupool:role": "gpu-proxy", "gpupool:remoting-min-gbps": "8"}
+    same = {"type": "aws:ec2/launchTemplate:LaunchTemplate", "name": "proxy",
+            "old": {"instanceType": "g4dn.2xlarge", "tags": tags},
+            "new": {"instanceType": "g4dn.2xlarge", "tags": tags}}
+    assert run("gpu-smallest-instance", same) == []
+    stepped = {**same, "old": {"instanceType": "g4dn.xlarge", "tags": tags}}
+    [f] = run("gpu-smallest-instance", stepped)
+    assert f.advisory_only and "for bandwidth, not GPU" in f.message
+    [f] = run("gpu-no-vertical-upsize", stepped)
+    assert f.advisory_only and f.message.startswith("g4dn.xlarge → g4dn.2xlarge: g4dn.2xlarge is")
