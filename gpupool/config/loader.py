@@ -36,6 +36,12 @@ from gpupool.yamlio import read_yaml
 NAMESPACE = "gpupool"  # also the project name, so unqualified keys belong to it (as in Pulumi)
 _REGION_KEY = "aws:region"
 _AMD = ("g4ad", "radeon", "v520")  # g4ad carries AMD Radeon Pro V520 GPUs
+# NVIDIA GPUs older than Turing, by architecture. Pools boot AWS's Deep Learning Base *OSS* NVIDIA
+# Driver AMI: NVIDIA's open kernel modules drive Turing and newer GPUs only, and the AMI does not
+# list P2, P3 or G3 among its supported instances. A pool of them would boot without a working
+# driver and never publish GPU utilisation, so target tracking could never scale it.
+PRE_TURING: dict[str, str] = {"v100": "Volta", "k80": "Kepler", "k520": "Kepler",
+                              "m60": "Maxwell"}
 
 
 @dataclass(frozen=True)
@@ -557,6 +563,15 @@ def resolve_gpu(gpu: str, arch: str, catalog: Catalog) -> InstanceType:
     if chosen.gpu_maker.upper() != "NVIDIA":
         raise ValueError(
             f"expected an NVIDIA GPU, got {chosen.gpu_maker} on {chosen.instance_type}"
+        )
+    generation = PRE_TURING.get(chosen.gpu_model.casefold())
+    if generation is not None:
+        raise ValueError(
+            f"expected a Turing or newer NVIDIA GPU, got {gpu!r}: {chosen.instance_type} carries "
+            f"{chosen.gpu_model} ({generation}), which the pools' image cannot drive (the Deep "
+            "Learning Base OSS NVIDIA Driver AMI uses NVIDIA's open kernel modules, Turing and "
+            "newer only), so the pool would never publish GPU utilisation; use T4 (g4dn), A10G "
+            "(g5), L4 (g6) or newer"
         )
     return chosen
 

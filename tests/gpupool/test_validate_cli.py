@@ -102,3 +102,25 @@ def test_invalid_yaml_is_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     (line,) = proc.stderr.splitlines()
     assert line.startswith("gpupool validate: Pulumi.broken.yaml: expected valid YAML (line ")
+
+
+@pytest.mark.parametrize("gpu", ["V100", "v100", "p3", "p3dn"])
+def test_volta_is_refused_with_the_reason(gpu: str, tmp_path: Path) -> None:
+    """Issue 7 item 18: V100 resolved to p3dn.24xlarge and booted the OSS-driver DLAMI, whose
+    open kernel modules cannot drive Volta: the pool would never publish a metric."""
+    stack = tmp_path / "Pulumi.v.yaml"
+    stack.write_text(textwrap.dedent(f"""\
+        config:
+          gpupool:environment: dev
+          gpupool:team: ml
+          gpupool:costCenter: cc-1
+          gpupool:network: {{createVpc: true}}
+          gpupool:pools:
+            - {{name: volta, gpu: {gpu}, maxSize: 2}}
+        """))
+    proc = gpupool("validate", str(stack))
+    assert proc.returncode == 2 and proc.stdout == ""
+    (line,) = proc.stderr.splitlines()
+    assert "gpupool:pools[0].gpu: expected a Turing or newer NVIDIA GPU" in line
+    assert "V100 (Volta)" in line and "open kernel modules" in line
+    assert "Traceback" not in proc.stderr
