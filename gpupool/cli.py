@@ -123,10 +123,13 @@ def _add_catalog(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                  "cheapest GPU-hour first, and the smallest size per GPU marked (the size pools "
                  "scale out with). The table fits a 100-column terminal.",
                  ["gpupool catalog --gpu T4", "gpupool catalog --gpu g5",
-                  "gpupool catalog --format json"])
+                  "gpupool catalog --format json",
+                  "gpupool catalog --gpu A10G --region eu-west-1"])
     c.add_argument("--gpu", metavar="MODEL|FAMILY",
                    help="only types carrying this GPU model (T4, A10G) or of this family (g5)")
     c.add_argument("--format", choices=("text", "json"), default="text")
+    c.add_argument("--region", dest="price_region", metavar="REGION", default=None,
+                   help="on-demand prices of this region (default: us-east-1)")
     csub = c.add_subparsers(dest="catalog_command", parser_class=_Parser)
     r = _command(csub, "refresh", "rebuild the catalog from EC2 DescribeInstanceTypes",
                  "Regenerate the catalog data file from EC2 DescribeInstanceTypes (boto3, "

@@ -1,10 +1,14 @@
 """The GPU capacity and cost envelope of a stack: what it can grow to and what that costs.
 
 Pure arithmetic over the validated config and the catalog (no Pulumi imports), so the plan, the
-stack outputs and the policy reports all quote the same figures. Prices are the catalog's
-on-demand prices: when a pool uses spot, the figures are an upper bound. A price the catalog does
-not know (an unpriced type, or a stack in a region other than the catalog's price region) stays
+stack outputs and the policy reports all quote the same figures. Prices are the on-demand prices
+of the stack's own region (``data/prices.json``): when a pool uses spot, the figures are an upper
+bound. A price the catalog does not know (a type not sold or not priced in the region) stays
 ``None``, and any total that would include it is ``None`` too: an unknown is never a zero.
+
+The envelope prices GPU instances only, and says so: what it leaves out (EBS root volumes, VPC
+interface endpoints, data transfer, CloudWatch) is listed with the quantities a reader needs to
+price it (``excluded``).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gpupool.catalog import InstanceType, load_catalog
+from gpupool.catalog import Catalog, InstanceType, load_catalog
 from gpupool.catalog.model import HOURS_PER_MONTH
 from gpupool.config.kubernetes import KubernetesPoolConfig
 from gpupool.config.models import GpuPoolConfig, StackConfig
@@ -52,6 +56,17 @@ class PoolEnvelope:
 
 
 @dataclass(frozen=True, slots=True)
+class Excluded:
+    """A cost the envelope does not price, and how much of it the stack uses."""
+
+    item: str
+    quantity: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"item": self.item, "quantity": self.quantity}
+
+
+@dataclass(frozen=True, slots=True)
 class StackEnvelope:
     """Every pool of a stack plus the totals; totals are ``None`` when any pool is unpriced."""
 
@@ -60,6 +75,8 @@ class StackEnvelope:
     region: str
     hours_per_month: float
     tiers: tuple[ResolvedTier, ...] = ()  # remote-GPU tiers: their size and network budget
+    price_source: str = ""  # where the region's prices come from (source, commit, date)
+    excluded: tuple[Excluded, ...] = ()  # costs the envelope leaves out, with their quantities
 
     @property
     def gpus_min(self) -> float:
@@ -104,6 +121,7 @@ class StackEnvelope:
             "currency": "USD",
             "priceBasis": "on-demand",
             "priceRegion": self.price_region,
+            "priceSource": self.price_source,
             "region": self.region,
             "hoursPerMonth": self.hours_per_month,
             "upperBound": self.upper_bound,
@@ -118,6 +136,8 @@ class StackEnvelope:
                 "unpricedPools": self.unpriced_pools,
             },
             "remoteGpu": [_tier_dict(t) for t in self.tiers],
+            "includes": "GPU instances at on-demand prices",
+            "excludes": [e.to_dict() for e in self.excluded],
         }
 
 
@@ -155,34 +175,72 @@ def stack_envelope(
     price_region: str | None = None,
     tiers: Mapping[str, ResolvedTier] | None = None,
 ) -> StackEnvelope:
-    """The envelope of every pool, priced only when the stack runs in the catalog's price region.
+    """The envelope of every pool, at the on-demand prices of the stack's region (or of
+    ``price_region``). A type given without a price stays unpriced.
 
     Remote-GPU tiers (``tiers``: the loader's sizing of ``config.remote_gpu``) count with their
     proxies: a proxy's GPU is allocated whether clients use it or not.
     """
-    price_region = price_region or str(load_catalog().meta.get("price_region", "us-east-1"))
-    priced = config.region == price_region
+    price_region = price_region or config.region
+    catalog = load_catalog(region=price_region)
     tiers = tiers or {}
     proxies = tuple(
-        replace(pool_envelope(t, tiers[t.name].proxy, priced=priced), role="gpu-proxy")
+        replace(pool_envelope(t, regional(tiers[t.name].proxy, catalog)), role="gpu-proxy")
         for t in config.remote_gpu if t.name in tiers
     )
     pools = tuple(
-        pool_envelope(p, instance_types[p.name], priced=priced) for p in config.pools
-    ) + tuple(kubernetes_envelope(p, priced=priced) for p in config.kubernetes) + proxies
+        pool_envelope(p, regional(instance_types[p.name], catalog)) for p in config.pools
+    ) + tuple(kubernetes_envelope(p, catalog=catalog) for p in config.kubernetes) + proxies
     return StackEnvelope(
         pools=pools,
         price_region=price_region,
         region=config.region,
         hours_per_month=HOURS_PER_MONTH,
         tiers=tuple(tiers[t.name] for t in config.remote_gpu if t.name in tiers),
+        price_source=str(catalog.meta.get("price_source", "")),
+        excluded=excluded_costs(config),
     )
+
+
+def regional(itype: InstanceType, catalog: Catalog) -> InstanceType:
+    """``itype`` at ``catalog``'s price (None where that region records none, or where the
+    caller gave none: an unknown is never made known)."""
+    row = catalog.get(itype.instance_type)
+    price = None if row is None or itype.price_per_hour is None else row.price_per_hour
+    return replace(itype, price_per_hour=price)
+
+
+# Interface endpoints a created VPC gets (infra/aws/network.py INTERFACE_SERVICES).
+INTERFACE_ENDPOINTS = 6
+
+
+def excluded_costs(config: StackConfig) -> tuple[Excluded, ...]:
+    """What the envelope does not price, with the quantities the stack implies."""
+    groups = [*config.pools, *(t for t in config.remote_gpu if hasattr(t, "root_volume_gib"))]
+    lo = sum(p.min_size * p.root_volume_gib for p in groups)
+    hi = sum(p.max_size * p.root_volume_gib for p in groups)
+    out = []
+    if config.pools:
+        out.append(Excluded("EBS gp3 root volumes (per GiB-month)",
+                            f"{lo:,}-{hi:,} GiB at minimum-maximum size"))
+    if config.network.create_vpc and config.pools:
+        zones = config.network.az_count
+        out.append(Excluded(
+            "VPC interface endpoints (per endpoint-zone hour and per GB processed)",
+            f"{INTERFACE_ENDPOINTS} endpoints x {zones} zones = "
+            f"{INTERFACE_ENDPOINTS * zones} endpoint-zones"))
+    out.append(Excluded("data transfer (inter-zone, internet, S3 gateway is free)",
+                        "depends on the workload"))
+    out.append(Excluded("CloudWatch custom metrics and logs (GPU metrics per group)",
+                        f"{len(config.pools)} group(s) x 6 GPU measurements"))
+    return tuple(out)
 
 
 ON_PREMISES = "on-premises"
 
 
-def kubernetes_envelope(pool: KubernetesPoolConfig, *, priced: bool = True) -> PoolEnvelope:
+def kubernetes_envelope(pool: KubernetesPoolConfig, *, priced: bool = True,
+                        catalog: Catalog | None = None) -> PoolEnvelope:
     """A Kubernetes pool's GPUs: at least what its workloads keep running (minimum replicas,
     one GPU each), at most what its teams' quotas allow (capped by the pool's GPUs when set).
 
@@ -194,10 +252,11 @@ def kubernetes_envelope(pool: KubernetesPoolConfig, *, priced: bool = True) -> P
         lo += pool.remote_gpu.min_replicas
     hi = sum(t.gpu_quota for t in pool.teams)
     if pool.karpenter is not None:
-        from gpupool.catalog import load_catalog
         from gpupool.config.loader import resolve_gpu
 
         itype = resolve_gpu(pool.gpu, pool.arch, load_catalog())
+        if catalog is not None:
+            itype = regional(itype, catalog)
         per_node = itype.gpu_count
         hi = min(hi, pool.karpenter.max_gpus)
         nodes_lo, nodes_hi = math.ceil(lo / per_node), math.ceil(hi / per_node)

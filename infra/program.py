@@ -118,6 +118,8 @@ def stack_outputs(
         "pricePerMonthMin": total["perMonthMin"],
         "pricePerMonthMax": total["perMonthMax"],
         "priceIsUpperBound": doc["upperBound"],
+        "priceRegion": doc["priceRegion"],  # on-demand prices of the stack's own region
+        "priceExcludes": [e["item"] for e in doc["excludes"]],
         "pools": {
             p["pool"]: {
                 "instanceType": p["instanceType"],

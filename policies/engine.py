@@ -21,6 +21,7 @@ from policies.facts import PlanIndex, Side, block, number, override_weights
 from policies.model import UNKNOWN, ChangeKind, Plan, ResourceChange, ResourceKind
 from policies.result import CostLine, Result, RuleError, Violation
 from policies.rules import ALL_RULES
+from policies.rules._common import prices_of
 from policies.rules.base import Enforcement, Finding, Rule, RuleContext
 from policies.settings import PolicySettings, Settings
 from policies.waivers import judge as judge_waivers
@@ -44,12 +45,14 @@ def evaluate(
     errors: list[RuleError] = []
     cost: list[CostLine] = []
     evaluated = 0
+    regional: dict[str, Catalog] = {}
     for plan in plans:
         index = PlanIndex(plan.changes)
         evaluated += len(plan.changes)
+        plan_catalog = priced_for(plan, catalog, regional)
         found: list[Violation] = []
         for rule, policy in enabled:
-            ctx = RuleContext(catalog, policy.params, index.by_address, plan_index=index)
+            ctx = RuleContext(plan_catalog, policy.params, index.by_address, plan_index=index)
             emit = _Emitter(rule, policy, plan, index, found)
             if rule.meta.scope == "stack":
                 _run(rule, partial(rule.check, plan.changes, ctx), emit, errors, None)
@@ -60,7 +63,7 @@ def evaluate(
                     _run(rule, partial(rule.check_resource, change, ctx), emit, errors,
                          change.address)
         violations.extend(by_cause(found, index))
-        cost.extend(cost_lines(plan, index, catalog))
+        cost.extend(cost_lines(plan, index, plan_catalog))
     violations = judge_waivers(violations, settings, today)
     return Result(
         violations=violations,
@@ -70,6 +73,18 @@ def evaluate(
         resources_evaluated=evaluated,
         cost=cost,
     )
+
+
+def priced_for(plan: Plan, catalog: Catalog, cache: dict[str, Catalog]) -> Catalog:
+    """The catalog priced for the region the plan deploys to (the catalog as given when the plan
+    names no region: its prices are us-east-1's, and messages say the region is not known)."""
+    region = plan.meta.get("region")
+    if not isinstance(region, str) or not region:
+        return catalog
+    if region not in cache:
+        cache[region] = catalog.for_region(region)
+        cache[region].meta["price_region_from"] = "plan"
+    return cache[region]
 
 
 @dataclass
@@ -235,7 +250,7 @@ def cost_lines(plan: Plan, index: PlanIndex, catalog: Catalog) -> list[CostLine]
         if before.note and before.note == after.note:
             notes = [before.note]
         out.append(CostLine(change.address, _round(before.per_hour), _round(after.per_hour),
-                            "; ".join([change.change.value, *notes])))
+                            "; ".join([change.change.value, prices_of(catalog), *notes])))
     return out
 
 

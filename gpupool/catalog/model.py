@@ -113,6 +113,7 @@ class Catalog:
         self.meta = meta
         self._rows = list(rows)
         self._by_type = {r.instance_type: r for r in rows}
+        self._may_carry: dict[str, bool] = {}
         groups: dict[GpuKey, list[InstanceType]] = {}
         for r in rows:
             groups.setdefault(r.gpu_key, []).append(r)
@@ -145,10 +146,27 @@ class Catalog:
         """Could this type carry a GPU? Catalog types, types of a GPU family, and types of an
         unknown ``p``/``g``/``gr`` family: a GPU type the catalog cannot judge is never taken
         for a CPU type. The name is read as EC2 names types (lowercase, no spaces)."""
-        name = canonical_instance_type(instance_type)
-        family = family_of(name)
-        return (name in self._by_type or family in self.gpu_families
-                or _GPU_FAMILY_NAME.match(family) is not None)
+        if instance_type in self._by_type:  # the common case, on 100k-resource plans
+            return True
+        known = self._may_carry.get(instance_type)
+        if known is None:
+            name = canonical_instance_type(instance_type)
+            family = family_of(name)
+            known = (name in self._by_type or family in self.gpu_families
+                     or _GPU_FAMILY_NAME.match(family) is not None)
+            if len(self._may_carry) < 4096:
+                self._may_carry[instance_type] = known
+        return known
+
+    def offered_in(self, region: str) -> frozenset[str] | None:
+        """The catalog types EC2 offers in ``region``, or None when that was not recorded."""
+        regions = (self.meta.get("offerings") or {}).get("regions") or {}
+        found = regions.get(region)
+        return None if found is None else frozenset(found)
+
+    def regions_offering(self, instance_type: str) -> list[str]:
+        regions = (self.meta.get("offerings") or {}).get("regions") or {}
+        return sorted(r for r, types in regions.items() if instance_type in types)
 
     @property
     def price_region(self) -> str:
@@ -282,7 +300,10 @@ def load_catalog(path: str | None = None, region: str | None = None) -> Catalog:
     if region is not None:
         return load_catalog(path).for_region(region)
     if path is not None:
-        text = Path(path).read_text()
-    else:
-        text = resources.files("gpupool.catalog").joinpath("data", DATA_FILE).read_text()
-    return catalog_from_document(json.loads(text))
+        return catalog_from_document(json.loads(Path(path).read_text()))
+    from gpupool.catalog.offerings import load_offerings
+
+    text = resources.files("gpupool.catalog").joinpath("data", DATA_FILE).read_text()
+    doc = json.loads(text)
+    doc["offerings"] = load_offerings()  # which region offers which type (recorded apart)
+    return catalog_from_document(doc)

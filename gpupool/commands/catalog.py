@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import re
 from fractions import Fraction
 from typing import Any
 
@@ -18,6 +19,7 @@ from gpupool.catalog import Catalog, InstanceType, load_catalog
 from gpupool.errors import InputError
 from gpupool.output import write_stdout
 
+_REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
 SMALLEST_MARK = "◆"
 TIMES = "\u00d7"  # multiplication sign, as in "1 x T4"
 
@@ -117,12 +119,14 @@ def render_text(catalog: Catalog, types: list[InstanceType]) -> None:
     console.print(table)
     src = catalog.meta.get("source", {})
     region = catalog.meta.get("price_region", "?")
+    prices = catalog.meta.get("price_source") or (
+        f"{src.get('prices', 'unknown source')}, "
+        f"generated {str(src.get('prices_generated_at', '?'))[:10]}")
     console.print(
         f"{SMALLEST_MARK} smallest size for its GPU (model, memory, arch): use it and scale out. "
         "GPU GiB: memory of each GPU. net Gbps: the baseline bandwidth (budget against it; the "
         "burst is in --format json).\n"
-        f"Prices: on-demand {region}, {src.get('prices', 'unknown source')}, "
-        f"generated {str(src.get('prices_generated_at', '?'))[:10]}; — means no recorded price.\n"
+        f"Prices: on-demand {region}, {prices}; — means no recorded price.\n"
         f"Instances: {src.get('instances', '?')}, from {src.get('endpoint', '?')}, "
         f"generated {str(catalog.meta.get('generated_at', '?'))[:10]}.",
         highlight=False,
@@ -135,7 +139,10 @@ def rows(catalog: Catalog, types: list[InstanceType]) -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    catalog = load_catalog()
+    region = getattr(args, "price_region", None)
+    if region is not None and not _REGION.match(region):
+        raise InputError(f"--region: expected an AWS region such as eu-west-1, got {region!r}")
+    catalog = load_catalog(region=region)
     types = select(catalog, args.gpu)
     if args.format == "json":
         write_stdout(json.dumps(rows(catalog, types), indent=1) + "\n")

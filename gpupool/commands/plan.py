@@ -267,13 +267,16 @@ def _cost_table(console: Console, env: StackEnvelope) -> None:
     notes = []
     if env.upper_bound:
         notes.append("Pools using spot pay less than on-demand: their figures are upper bounds.")
-    if env.region != env.price_region:
-        notes.append(
-            f"The stack runs in {env.region}; the catalog prices {env.price_region} only, "
-            "so its prices are unknown."
-        )
-    elif env.unpriced_pools:
-        notes.append(f"No recorded price for pool(s) {', '.join(env.unpriced_pools)}.")
+    if env.price_source.startswith("no recorded prices"):
+        notes.append(f"No on-demand prices are recorded for {env.price_region}: costs unknown.")
+    else:
+        notes.append(f"Prices: on-demand {env.price_region}, {env.price_source}.")
+        if env.unpriced_pools:
+            notes.append(f"No recorded {env.price_region} price for pool(s) "
+                         f"{', '.join(env.unpriced_pools)}.")
+    if env.excluded:
+        notes.append("Not included: " + "; ".join(
+            f"{e.item}: {e.quantity}" for e in env.excluded) + ".")
     for p in env.configured_prices:
         notes.append(
             f"Pool {p.pool} runs on-premises Kubernetes GPUs ({p.gpu_model}) at the configured "

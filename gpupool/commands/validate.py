@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gpupool.catalog import load_catalog
 from gpupool.config import load_stack
+from gpupool.config.loader import offerings_note
 
 
 def run(args: argparse.Namespace) -> int:
@@ -17,9 +19,13 @@ def run(args: argparse.Namespace) -> int:
     pools = loaded.config.pools
     out = sys.stdout
     out.write(f"{loaded.shown_path}: valid, {len(pools)} pool(s)\n")
+    region = loaded.config.region
+    regional = load_catalog(region=region)
     for p in pools:
         t = loaded.instance_types[p.name]
-        price = "no recorded price" if t.price_per_hour is None else f"${t.price_per_hour:.3f}/h"
+        row = regional.get(t.instance_type)
+        price = (f"no recorded {region} price" if row is None or row.price_per_hour is None
+                 else f"${row.price_per_hour:.3f}/h in {region}")
         out.write(
             f"  {p.name}: {p.gpu} on {p.arch} -> {t.instance_type} "
             f"({t.gpu_count:g} x {t.gpu_model}, {price}), {p.min_size}..{p.max_size} instances\n"
@@ -38,4 +44,6 @@ def run(args: argparse.Namespace) -> int:
             f"{tier.min_size}..{tier.max_size} proxies, {t.kind} {t.flow_gbps:g} Gbps per flow; "
             f"budget {t.min_gbps:g} Gbps, {t.max_rtt_us:g} us ({t.budget_source})\n"
         )
+    if pools:
+        out.write(f"  offerings: {offerings_note(loaded.config, regional)}\n")
     return 0

@@ -121,11 +121,17 @@ def read_stack_file(path: Path) -> dict[str, Any]:
 def parse_flat_config(
     flat: Mapping[str, Any], source: str, catalog: Catalog | None = None,
     base_dir: Path | None = None,
+    *, check_offerings: bool = False,
 ) -> tuple[StackConfig, dict[str, InstanceType]]:
     """Validate namespaced config; raise :class:`InputError` listing every problem.
 
     ``base_dir``: where files the config names (remote-GPU budget profiles) are looked for,
     the project folder; the working directory when not given, as under ``pulumi up``.
+
+    ``check_offerings`` also holds each pool's instance type against the region's recorded
+    offerings (``gpupool validate``, ``plan``, ``check``). The Pulumi program leaves it off: at
+    ``pulumi up`` EC2 itself is asked which zones offer the types, and a recorded list must
+    never refuse what AWS has since started offering.
     """
     catalog = catalog or load_catalog()
     data: dict[str, Any] = {}
@@ -201,6 +207,10 @@ def parse_flat_config(
         problems += _kubernetes_gpus(config, catalog, source, names, order)
     for loc, expected in _tier_problems(data.get("remoteGpu"), config, catalog, base_dir):
         problems.append((_sort_key(loc, order), f"{source}: {_key(loc, names)}: {expected}"))
+    if config is not None and check_offerings and not problems:
+        for i, line in offering_problems(config, resolved, catalog):
+            loc = ("pools", i, "gpu")
+            problems.append((_sort_key(loc, order), f"{source}: {_key(loc, names)}: {line}"))
     if problems or config is None:
         problems.sort(key=lambda p: p[0])
         raise InputError([line for _, line in problems])
@@ -576,13 +586,59 @@ def resolve_gpu(gpu: str, arch: str, catalog: Catalog) -> InstanceType:
     return chosen
 
 
+def offering_problems(
+    config: StackConfig, resolved: Mapping[str, InstanceType], catalog: Catalog
+) -> list[tuple[int, str]]:
+    """(pool index, expectation) for pools whose instance type the region does not offer."""
+    region = config.region
+    offered = catalog.offered_in(region)
+    if offered is None:
+        return []  # not recorded: not checked (``gpupool validate`` says so)
+    out = []
+    for i, pool in enumerate(config.pools):
+        itype = resolved[pool.name].instance_type
+        if itype in offered:
+            continue
+        usable = sorted(
+            (t for m in catalog.gpu_models()
+             if (t := catalog.smallest_for(m, pool.arch)) is not None
+             and t.instance_type in offered and t.gpu_maker.upper() == "NVIDIA"
+             and m.casefold() not in PRE_TURING),
+            key=lambda t: (t.price_per_gpu_hour or float("inf"), t.gpu_model))
+        there = [f"{t.gpu_model} ({t.instance_type})" for t in usable[:4]]
+        elsewhere = catalog.regions_offering(itype)
+        instead = (f"use a GPU {region} offers ({', '.join(there)})" if there else
+                   f"{region} offers no GPU of the catalog on {pool.arch}")
+        out.append((i, (
+            f"expected a GPU offered in {region}: {pool.gpu} resolves to {itype}, which "
+            f"{region} does not offer (EC2 DescribeInstanceTypeOfferings); {instead}, or deploy "
+            f"to a region that offers {itype} ({', '.join(elsewhere) or 'none recorded'})"
+        )))
+    return out
+
+
+def offerings_note(config: StackConfig, catalog: Catalog | None = None) -> str:
+    """One line for ``gpupool validate``: whether the region's offerings were checked."""
+    catalog = catalog or load_catalog()
+    offered = catalog.offered_in(config.region)
+    source = (catalog.meta.get("offerings") or {})
+    if offered is None:
+        return (f"{config.region}: no recorded instance type offerings, so whether it offers "
+                "the pools' types was not checked (python -m gpupool.catalog.offerings records "
+                "them)")
+    return (f"{config.region} offers every pool's instance type ({source.get('source', '?')}, "
+            f"recorded {source.get('recorded_at', '?')})")
+
+
 def load_stack(stack: str, cwd: Path | None = None) -> LoadedStack:
-    """Find, read and validate a stack (a name or a file), resolving each pool's instance type."""
+    """Find, read and validate a stack (a name or a file), resolving each pool's instance type
+    and checking that the region offers it."""
     path = stack_path(stack, cwd)
     flat = read_stack_file(path)
     project = _find_project(path.resolve().parent)
     base_dir = project.parent if project is not None else path.parent
-    config, resolved = parse_flat_config(flat, display_path(path, cwd), base_dir=base_dir)
+    config, resolved = parse_flat_config(flat, display_path(path, cwd), base_dir=base_dir,
+                                         check_offerings=True)
     name = path.name.removeprefix("Pulumi.").removesuffix(".yaml").removesuffix(".yml")
     return LoadedStack(name=name, path=path, config=config, instance_types=resolved, flat=flat,
                        tiers=resolve_tiers(config, base_dir=base_dir))

@@ -32,6 +32,23 @@ class NotEnoughZones(pulumi.RunError):
     """The region has fewer zones offering the pools' instance types than the stack asks for."""
 
 
+def zone_shortage(region: str, zones: Sequence[str], offered: Mapping[str, set[str]],
+                  wanted: Sequence[str], az_count: int) -> str:
+    """What is missing, where, and what to change: fewer zones, or other GPUs."""
+    usable = [z for z in zones if set(wanted) <= offered.get(z, set())]
+    per_type = "; ".join(
+        f"{t} in {', '.join(z for z in zones if t in offered.get(z, set())) or 'no zone'}"
+        for t in wanted)
+    if usable:
+        return (f"gpupool:network.azCount: expected at most {len(usable)} in {region}: only "
+                f"{', '.join(usable)} offer every pool's instance type ({per_type}); set "
+                f"azCount: {len(usable)}, or give the pools GPUs more zones offer; "
+                f"got {az_count}")
+    return (f"gpupool:pools: expected instance types that one zone of {region} offers together: "
+            f"no zone offers all of them ({per_type}); give the pools GPUs offered in the same "
+            f"zones, or deploy to another region (gpupool validate names regions offering them)")
+
+
 @dataclass(frozen=True, slots=True)
 class ExistingVpc:
     vpc_id: str
@@ -257,9 +274,6 @@ class GpuNetwork(pulumi.ComponentResource):
         wanted = set(layout.instance_types)
         usable = [z for z in zones.names if wanted <= offered.get(z, set())]
         if len(usable) < layout.az_count:
-            raise NotEnoughZones(
-                f"gpupool:network.azCount: expected at most {len(usable)} in {self._args.region}, "
-                f"where only {', '.join(usable) or 'no zone'} offer "
-                f"{', '.join(sorted(wanted))}; got {layout.az_count}"
-            )
+            raise NotEnoughZones(zone_shortage(self._args.region, zones.names, offered,
+                                               sorted(wanted), layout.az_count))
         return usable[: layout.az_count]

@@ -42,6 +42,14 @@ def cost_change(delta: float | None) -> str:
     return f"{signed_per_hour(delta)} ({signed_per_month(delta)})"
 
 
+def prices_of(catalog: Catalog) -> str:
+    """Which prices a cost figure uses: the plan's region, or us-east-1 when it names none."""
+    region = catalog.meta.get("price_region", "us-east-1")
+    if catalog.meta.get("price_region_from") == "plan":
+        return f"{region} on-demand prices"
+    return f"{region} on-demand prices; the plan names no region"
+
+
 def count(value: float) -> str:
     if float(value).is_integer():
         return str(int(value))

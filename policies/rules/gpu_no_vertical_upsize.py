@@ -23,6 +23,7 @@ from policies.rules._common import (
     gpus,
     not_in_catalog,
     per_gpu_hour,
+    prices_of,
     usd,
 )
 from policies.rules._proxy import bandwidth_sizing, proxy_min_gbps
@@ -303,12 +304,14 @@ class GpuNoVerticalUpsize(Rule):
             "old": a.instance_type, "new": b.instance_type,
             "delta_per_hour": None if price is None else round(price, 6),
             "delta_per_month": None if price is None else round(price * HOURS_PER_MONTH, 2),
+            "price_region": catalog.meta.get("price_region", "us-east-1"),
         }
+        basis = f" ({prices_of(catalog)})"
         if not d.same_gpu:
             return Finding(address, (
                 f"GPU change {a.instance_type} → {b.instance_type} ({gpus(a)} → {gpus(b)}) is "
                 f"not vertical scaling: {per_gpu_hour(a)} → {per_gpu_hour(b)}; "
-                f"{cost_change(price)}"), advisory_only=True, detail=detail)
+                f"{cost_change(price)}{basis}"), advisory_only=True, detail=detail)
         if d.is_vertical_upsize:
             sizing = (bandwidth_sizing(catalog, b.instance_type, min_gbps)
                       if min_gbps is not None else None)
@@ -320,14 +323,15 @@ class GpuNoVerticalUpsize(Rule):
             return Finding(address, (
                 f"{a.instance_type} → {b.instance_type} adds {more} but no GPU power "
                 f"(still {gpus(b)}): {cost_change(price)}, no GPU added; "
-                f"{_alternative(b.instance_type, 0, catalog, detail)}{why}"), detail=detail)
+                f"{_alternative(b.instance_type, 0, catalog, detail)}{why}{basis}"),
+                detail=detail)
         if d.packs_more_gpus and not params.allow_gpu_packing:
             extra = d.gpu_count_delta
             return Finding(address, (
                 f"{a.instance_type} → {b.instance_type} packs more GPUs into one host "
                 f"({gpus(a)} → {gpus(b)}, +{count(extra)} GPU{'s' if extra != 1 else ''}) at "
                 f"{per_gpu_hour(b)}: {cost_change(price)}; "
-                f"{_alternative(b.instance_type, extra, catalog, detail)}"), detail=detail)
+                f"{_alternative(b.instance_type, extra, catalog, detail)}{basis}"), detail=detail)
         return None
 
 

@@ -7,7 +7,13 @@ from collections.abc import Iterable
 from pydantic import Field
 
 from policies.model import ResourceChange, ResourceKind
-from policies.rules._common import cannot_verify, not_in_catalog, respelled, usd
+from policies.rules._common import (
+    cannot_verify,
+    not_in_catalog,
+    prices_of,
+    respelled,
+    usd,
+)
 from policies.rules._proxy import bandwidth_sizing, proxy_min_gbps
 from policies.rules.base import (
     Enforcement,
@@ -199,7 +205,7 @@ class GpuSmallestInstance(Rule):
                 missing = name if price is None else smallest.instance_type
                 yield Finding(change.address, cannot_verify(
                     f"{name} is not the smallest size for its GPU ({smallest.instance_type}) and "
-                    f"{missing} has no recorded price"), unknown=True)
+                    f"{missing} has no recorded price ({prices_of(catalog)})"), unknown=True)
                 continue
             ceiling = floor * (1 + params.max_per_gpu_premium_pct / 100)
             if price <= ceiling * (1 + _EPSILON):
@@ -211,10 +217,12 @@ class GpuSmallestInstance(Rule):
                 f"{name} is not the smallest size for its GPU ({row.gpu_model}): "
                 f"{usd(price)} per GPU-hour against "
                 f"{usd(floor)} for {smallest.instance_type} (+{premium:.0f} %); use "
-                f"{smallest.instance_type} and scale out horizontally{why}",
+                f"{smallest.instance_type} and scale out horizontally{why} "
+                f"({prices_of(catalog)})",
                 detail={"instance_type": name, "smallest": smallest.instance_type,
                         "price_per_gpu_hour": round(price, 6),
-                        "smallest_price_per_gpu_hour": round(floor, 6)},
+                        "smallest_price_per_gpu_hour": round(floor, 6),
+                        "price_region": catalog.meta.get("price_region", "us-east-1")},
             )
 
 

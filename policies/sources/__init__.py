@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -20,6 +21,7 @@ from gpupool.inputs import shown_name
 from policies.model import Plan
 from policies.sources import kubernetes, offline, pulumi_events, pulumi_preview, terraform
 from policies.sources.reading import JsonLines, fail, problem, read_json
+from policies.sources.region import plan_region
 
 KUBERNETES: Final = "kubernetes"
 TERRAFORM: Final = "terraform"
@@ -106,9 +108,14 @@ def parse_document(doc: Any, origin: str) -> Plan:
             shown = origin
             docs = [kubernetes.YamlDocument(0, 1, doc)]
             return kubernetes.plan_of(kubernetes.manifests_of(docs, shown), origin)
-        return _PARSERS[kind](doc, origin)
+        plan = _PARSERS[kind](doc, origin)
     except RecursionError:
         raise problem(f"{origin}: expected a JSON plan, got nesting too deep to read") from None
+    region = (plan_region(kind, doc)
+              if "region" not in plan.meta and isinstance(doc, dict) else None)
+    if region is not None:  # costs are priced for the region the plan deploys to
+        plan = replace(plan, meta={**plan.meta, "region": region})
+    return plan
 
 
 def load_plan(path: str | Path) -> Plan:

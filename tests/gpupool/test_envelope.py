@@ -79,16 +79,61 @@ def test_unknown_price_stays_unknown_and_poisons_totals() -> None:
     assert env.to_dict()["total"]["perMonthMax"] is None
 
 
-def test_region_without_recorded_prices_is_unpriced(tmp_path: Path) -> None:
-    text = (ROOT / "stacks" / "Pulumi.dev.yaml").read_text().replace("us-east-1", "eu-west-1")
+EU_STACK = """\
+config:
+  aws:region: eu-west-1
+  gpupool:environment: dev
+  gpupool:team: ml
+  gpupool:costCenter: cc-1
+  gpupool:network: {createVpc: true, azCount: 3}
+  gpupool:pools:
+    - {name: t4, gpu: T4, minSize: 1, maxSize: 4, rootVolumeGib: 100}
+    - {name: a10g, gpu: A10G, minSize: 0, maxSize: 2, rootVolumeGib: 200}
+"""
+
+
+def test_stack_in_eu_west_1_is_priced_at_eu_west_1_prices(tmp_path: Path) -> None:
+    """Issue 7 item 15: a stack in eu-west-1 was unpriced (only us-east-1 prices existed)."""
     path = tmp_path / "Pulumi.eu.yaml"
-    path.write_text(text)
+    path.write_text(EU_STACK)
     loaded = load_stack(str(path))
     env = stack_envelope(loaded.config, loaded.instance_types)
-    assert env.region == "eu-west-1" and env.price_region == "us-east-1"
+    assert env.region == env.price_region == "eu-west-1"
+    t4, a10g = env.pools
+    assert (t4.instance_type, t4.price_per_hour) == ("g4dn.xlarge", 0.587)
+    assert (a10g.instance_type, a10g.price_per_hour) == ("g5.xlarge", 1.123)
+    assert env.per_hour_max == pytest.approx(4 * 0.587 + 2 * 1.123)
+    assert "instances.vantage.sh" in env.price_source and "2026-01-21" in env.price_source
+    assert loaded.instance_types["t4"].price_per_hour == 0.526  # the catalog row is untouched
+
+
+def test_region_without_recorded_prices_is_unpriced(tmp_path: Path) -> None:
+    import yaml
+
+    from gpupool.config import parse_flat_config
+
+    # parsed without the offering check: ap-southeast-4 offers no GPU type (validate says so)
+    flat = yaml.safe_load(EU_STACK.replace("eu-west-1", "ap-southeast-4"))["config"]
+    config, resolved = parse_flat_config(flat, "melbourne.yaml")
+    env = stack_envelope(config, resolved)
+    assert env.price_region == "ap-southeast-4"
     assert all(p.price_per_hour is None for p in env.pools)
-    assert env.per_hour_max is None
-    assert env.gpus_max == 6
+    assert env.per_hour_max is None and env.gpus_max == 6
+    assert env.price_source == "no recorded prices for ap-southeast-4"
+
+
+def test_envelope_states_what_it_leaves_out(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.eu.yaml"
+    path.write_text(EU_STACK)
+    loaded = load_stack(str(path))
+    doc = stack_envelope(loaded.config, loaded.instance_types).to_dict()
+    assert doc["includes"] == "GPU instances at on-demand prices"
+    excluded = {e["item"]: e["quantity"] for e in doc["excludes"]}
+    assert excluded["EBS gp3 root volumes (per GiB-month)"] == (
+        "100-800 GiB at minimum-maximum size")
+    assert excluded["VPC interface endpoints (per endpoint-zone hour and per GB processed)"] == (
+        "6 endpoints x 3 zones = 18 endpoint-zones")
+    assert any(item.startswith("data transfer") for item in excluded)
 
 
 @given(

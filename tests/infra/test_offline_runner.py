@@ -192,14 +192,14 @@ def test_reading_an_existing_resource_is_refused() -> None:
 def test_region_without_fixture_is_a_clear_input_error(tmp_path: Path) -> None:
     from infra.offline import OfflineError
 
-    text = (ROOT / "stacks" / "Pulumi.dev.yaml").read_text().replace("us-east-1", "ap-south-2")
+    text = (ROOT / "stacks" / "Pulumi.dev.yaml").read_text().replace("us-east-1", "ap-northeast-1")
     path = tmp_path / "Pulumi.far.yaml"
     path.write_text(text)
     with pytest.raises(OfflineError) as e:
         run_offline(load_stack(str(path)))
     (line,) = e.value.problems
-    assert line.startswith(f"{path}: offline plan: no offline fixture for region ap-south-2")
-    assert "python -m infra.offline.record --region ap-south-2" in line
+    assert line.startswith(f"{path}: offline plan: no offline fixture for region ap-northeast-1")
+    assert "python -m infra.offline.record --region ap-northeast-1" in line
 
 
 def test_fixture_answers_follow_the_api() -> None:

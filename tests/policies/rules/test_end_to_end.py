@@ -20,7 +20,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 TODAY = date(2026, 6, 1)
 UPSIZE_MESSAGE = ("g4dn.xlarge → g4dn.2xlarge adds 4 vCPU and 16 GiB memory but no GPU power "
                   "(still 1 × T4): +$0.226/h (+$164.98/month), no GPU added; "
-                  "add 1 × g4dn.xlarge for $0.526/h instead")
+                  "add 1 × g4dn.xlarge for $0.526/h instead (us-east-1 on-demand prices)")
 
 
 def fixture(rel: str) -> str:

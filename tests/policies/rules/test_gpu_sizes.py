@@ -42,7 +42,8 @@ def test_the_issue_message_word_for_word() -> None:
     assert f.message == (
         "g4dn.xlarge → g4dn.16xlarge adds 60 vCPU and 240 GiB memory but no GPU power "
         "(still 1 × T4): +$3.826/h (+$2,792.98/month), no GPU added; "
-        "add 1 × g4dn.xlarge for $0.526/h instead"
+        "add 1 × g4dn.xlarge for $0.526/h instead "
+        "(us-east-1 on-demand prices; the plan names no region)"
     )
     assert not f.unknown and not f.advisory_only
     assert f.detail["delta_per_month"] == 2792.98

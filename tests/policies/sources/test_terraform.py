@@ -53,7 +53,8 @@ def test_upsize_on_instance_launch_template_and_asg_overrides(fixtures: Path) ->
     assert get_path(asg.new, f"{spec}.version") is UNKNOWN  # unknown inside nested blocks
     assert get_path(asg.old, f"{spec}.version") == "3"
     assert asg.references[f"{spec}.launch_template_id"] == "aws_launch_template.gpu"
-    assert plan.meta == {"format_version": "1.2", "terraform_version": "1.7.5"}
+    assert plan.meta == {"format_version": "1.2", "terraform_version": "1.7.5",
+                         "region": "us-east-1"}  # the aws provider's, priced for it
 
 
 def test_scaling_policy_with_unknown_group_name_is_linked_to_its_group(fixtures: Path) -> None:
