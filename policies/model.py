@@ -61,6 +61,8 @@ class ResourceKind(StrEnum):
     SECURITY_GROUP_RULE = "security-group-rule"
     PLACEMENT_GROUP = "placement-group"
     IAM_ROLE = "iam-role"
+    EBS_VOLUME = "ebs-volume"
+    EBS_ENCRYPTION_DEFAULT = "ebs-encryption-default"  # the account's default, per region
     K8S_WORKLOAD = "k8s-workload"
     SUBNET = "subnet"
     NETWORK_INTERFACE = "network-interface"
@@ -102,6 +104,10 @@ RESOURCE_KINDS: Final[dict[str, ResourceKind]] = {
     "aws:ec2/placementGroup:PlacementGroup": ResourceKind.PLACEMENT_GROUP,
     "aws_iam_role": ResourceKind.IAM_ROLE,
     "aws:iam/role:Role": ResourceKind.IAM_ROLE,
+    "aws_ebs_volume": ResourceKind.EBS_VOLUME,
+    "aws:ebs/volume:Volume": ResourceKind.EBS_VOLUME,
+    "aws_ebs_encryption_by_default": ResourceKind.EBS_ENCRYPTION_DEFAULT,
+    "aws:ebs/encryptionByDefault:EncryptionByDefault": ResourceKind.EBS_ENCRYPTION_DEFAULT,
     # network (remote-GPU proxy tiers)
     "aws_subnet": ResourceKind.SUBNET,
     "aws:ec2/subnet:Subnet": ResourceKind.SUBNET,

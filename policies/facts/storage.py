@@ -28,6 +28,11 @@ def volumes(change: ResourceChange, side: Side = "new") -> list[Volume]:
     inputs = inputs_of(change, side)
     if change.kind is ResourceKind.LAUNCH_TEMPLATE:
         return _template_volumes(inputs)
+    if change.kind is ResourceKind.EBS_VOLUME:
+        encrypted = inputs.get("encrypted")
+        if encrypted is None:  # not set: the account's default for the region decides
+            return [Volume("EBS volume", False, declared=False)]
+        return [Volume("EBS volume", flag(encrypted))]
     out: list[Volume] = []
     root = block(inputs.get("root_block_device"))
     if root is UNKNOWN:

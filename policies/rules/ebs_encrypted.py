@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from policies.facts import Volume, volumes
+from policies.facts import Volume, flag, volumes
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify, prop
 from policies.rules.base import Enforcement, Example, Finding, Rule, RuleContext, RuleMeta
@@ -21,11 +21,19 @@ class EbsEncrypted(Rule):
             "true. A root volume left undeclared takes the AMI snapshot's encryption (the public "
             "GPU AMIs are not encrypted), and account-level encryption by default is not visible "
             "in a plan, so it is a violation too. An instance without volume settings of its "
-            "own is judged by its launch template when that is in the plan."
+            "own is judged by its launch template when that is in the plan. Standalone volumes "
+            "(aws_ebs_volume, aws.ebs.Volume) must set encrypted = true as well. The account's "
+            "default (aws_ebs_encryption_by_default, aws.ebs.EncryptionByDefault) is checked "
+            "too: enabled = false, or removing the resource, turns encryption by default off "
+            "for every new volume of the region. An enabled default in the plan does not excuse "
+            "a volume that leaves encryption unset: it holds for one region only, for volumes "
+            "created after it is applied, and the plan cannot show that ordering; keep it on as "
+            "a second line of defence."
         ),
         scope="resource",
         kinds=frozenset({ResourceKind.INSTANCE, ResourceKind.LAUNCH_TEMPLATE,
-                         ResourceKind.LAUNCH_CONFIGURATION}),
+                         ResourceKind.LAUNCH_CONFIGURATION, ResourceKind.EBS_VOLUME,
+                         ResourceKind.EBS_ENCRYPTION_DEFAULT}),
     )
 
     examples = (
@@ -72,9 +80,55 @@ class EbsEncrypted(Rule):
                         "new": {"root_block_device": "(known after apply)"}}],
             message_contains=["cannot verify", "root volume"],
         ),
+        Example(
+            title="Pulumi EBS volume that sets encryption",
+            allowed=True,
+            resources=[{"type": "aws:ebs/volume:Volume", "name": "datasets",
+                        "new": {"availabilityZone": "us-east-1a", "size": 500,
+                                "encrypted": True}}],
+        ),
+        Example(
+            title="Terraform EBS volume that leaves encryption to the account default",
+            allowed=False,
+            resources=[{"type": "aws_ebs_volume", "name": "checkpoints",
+                        "address": "aws_ebs_volume.checkpoints",
+                        "new": {"availability_zone": "us-east-1a", "size": 500}}],
+            message_contains=["EBS volume encryption is not set", "account's default",
+                              "set encrypted = true"],
+        ),
+        Example(
+            title="Account default for EBS encryption turned off",
+            allowed=False,
+            resources=[{"type": "aws_ebs_encryption_by_default", "name": "this",
+                        "address": "aws_ebs_encryption_by_default.this",
+                        "new": {"enabled": False}}],
+            message_contains=["enabled = false turns EBS encryption by default off"],
+        ),
+        Example(
+            title="Removing the account default",
+            allowed=False,
+            resources=[{"type": "aws:ebs/encryptionByDefault:EncryptionByDefault",
+                        "name": "default", "old": {"enabled": True}, "new": None}],
+            message_contains=["removing the account's EBS encryption by default"],
+        ),
+        Example(
+            title="Account default on (enabled defaults to true)",
+            allowed=True,
+            resources=[{"type": "aws:ebs/encryptionByDefault:EncryptionByDefault",
+                        "name": "default", "new": {}}],
+        ),
     )
 
+    def applies_to(self, change: ResourceChange) -> bool:
+        """Also the removal of the account default: it turns encryption by default off."""
+        if change.kind is ResourceKind.EBS_ENCRYPTION_DEFAULT and change.is_removal:
+            return True
+        return super().applies_to(change)
+
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
+        if change.kind is ResourceKind.EBS_ENCRYPTION_DEFAULT:
+            yield from _account_default(change)
+            return
         found = volumes(change)
         where = ""
         if change.kind is ResourceKind.INSTANCE and not found[0].declared:
@@ -97,7 +151,30 @@ class EbsEncrypted(Rule):
                 f"encryption of {', '.join(unknown)} unknown until apply{where}"), unknown=True)
 
 
+def _account_default(change: ResourceChange) -> Iterable[Finding]:
+    enabled = prop(change.type, "enabled")
+    if change.is_removal:
+        yield Finding(change.address, (
+            "removing the account's EBS encryption by default turns it off for every new "
+            "volume in the region; keep the resource with "
+            f"{enabled} = true"))
+        return
+    value = change.after.get("enabled")
+    if value is UNKNOWN:
+        yield Finding(change.address, cannot_verify(
+            f"whether EBS encryption by default stays on ({enabled} unknown until apply)"),
+            unknown=True)
+    elif value is not None and flag(value) is False:  # not set: the provider's default, true
+        yield Finding(change.address, (
+            f"{enabled} = false turns EBS encryption by default off for every new volume in "
+            f"the region; set {enabled} = true"))
+
+
 def _problem(volume: Volume, change: ResourceChange) -> str:
+    if not volume.declared and change.kind is ResourceKind.EBS_VOLUME:
+        return (f"{volume.label} encryption is not set: the volume takes the account's default "
+                "for the region, which a plan cannot show; set "
+                f"{prop(change.type, 'encrypted')} = true")
     if not volume.declared:
         if change.kind is ResourceKind.LAUNCH_TEMPLATE:
             fix = (f"declare the root device in {prop(change.type, 'block_device_mappings')} "

@@ -64,6 +64,66 @@ def parse(doc: dict[str, Any], origin: str) -> Plan:
     return Plan(source=SOURCE, origin=origin, changes=changes, meta=meta)
 
 
+# Optional+Computed arguments whose absence from the configuration means AWS's default applies.
+# Terraform >= 1.0 shows them as "known after apply" when the configuration does not declare
+# them; read as unknown, the rules could only say "cannot verify" (advisory by default) where
+# the same resource in a Pulumi preview, whose inputs hold only what the program declares, is
+# a violation. With the plan's configuration at hand, an undeclared one is dropped from the
+# inputs: "not set", as in Pulumi.
+AWS_DEFAULT_WHEN_UNDECLARED: Final[dict[str, tuple[str, ...]]] = {
+    "aws_instance": ("metadata_options", "root_block_device", "ebs_block_device"),
+    "aws_launch_template": ("metadata_options",),
+    "aws_launch_configuration": ("metadata_options", "root_block_device", "ebs_block_device"),
+    "aws_ebs_volume": ("encrypted",),
+}
+# The same inside blocks the configuration declares: a root_block_device without encrypted.
+_NESTED_DEFAULTS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
+    "aws_instance": (("root_block_device", "encrypted"), ("ebs_block_device", "encrypted")),
+    "aws_launch_configuration": (("root_block_device", "encrypted"),
+                                 ("ebs_block_device", "encrypted")),
+}
+
+
+def _drop_undeclared(new: dict[str, Any], row: _Row, refs: References) -> None:
+    keys = AWS_DEFAULT_WHEN_UNDECLARED.get(row.rtype)
+    if not keys:
+        return
+    unknown = [k for k in keys if _wholly_unknown(new.get(k))]
+    nested = [(b, k) for b, k in _NESTED_DEFAULTS.get(row.rtype, ())
+              if any(_wholly_unknown(e.get(k)) for e in _block_list(new.get(b)))]
+    if not unknown and not nested:
+        return
+    declared = refs.expressions(row.segments, row.rel)
+    if declared is None:
+        return  # no configuration for it: the values stay unknown ("cannot verify")
+    for key in unknown:
+        if not _declares(declared, key):
+            del new[key]
+    for block, key in nested:
+        written = _block_list(declared.get(block))
+        if written and not any(_declares(w, key) for w in written):
+            for element in _block_list(new.get(block)):
+                if _wholly_unknown(element.get(key)):
+                    del element[key]
+
+
+def _declares(expressions: dict[str, Any], key: str) -> bool:
+    """Terraform 1.0 writes an undeclared block as ``null``; later versions leave it out."""
+    return expressions.get(key) not in (None, [], {})
+
+
+def _block_list(value: Any) -> list[dict[str, Any]]:
+    if type(value) is dict:
+        return [value]
+    if type(value) is list:
+        return [v for v in value if type(v) is dict]
+    return []
+
+
+def _wholly_unknown(value: Any) -> bool:
+    return value is UNKNOWN or (type(value) is list and len(value) == 1 and value[0] is UNKNOWN)
+
+
 def _format_version(doc: dict[str, Any], origin: str) -> str:
     version = want_str(doc.get("format_version"), origin, "format_version")
     parts = version.split(".")
@@ -189,6 +249,8 @@ def _change(row: _Row, refs: References, origin: str) -> ResourceChange | None:
         else:
             new = _merge_unknown(after if after is not None else {}, unknown) if unknown else after
     old = None if kind is ChangeKind.CREATE else before
+    if new and row.mode == "managed":
+        _drop_undeclared(new, row, refs)
     rkind = resource_kind(row.rtype)
     if row.mode == "managed":
         where = f"resource_changes[{row.index}].change."

@@ -97,6 +97,17 @@ class References:
             return {}
         return {path: self._address(t, segments, own_key) for path, t in targets}
 
+    def expressions(self, segments: tuple[Segment, ...], rel: str) -> dict[str, Any] | None:
+        """The configuration's expressions of a resource: the arguments and blocks it declares.
+
+        None when the plan's configuration does not describe the resource (no ``configuration``
+        section, or a module whose source it leaves out): then nothing is known about them.
+        Dynamic blocks are not in Terraform's JSON configuration (it reads the static body).
+        """
+        names = tuple(name for name, _ in segments) if segments else ()
+        module = self._module(names)
+        return None if module is None else module.resources.get(rel)
+
     # -- configuration side ------------------------------------------------------------------
 
     def _module(self, names: tuple[str, ...]) -> _Module | None:
