@@ -179,6 +179,7 @@ def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                     help="judge waiver expiry as of this day, YYYY-MM-DD (default: today)")
     ch.add_argument("--teams", metavar="FILE",
                     help="teams file for team-gpu-quota (stacks/teams.yaml); not read by default")
+    ch.add_argument("--changed-only", action="store_true", help="skip unchanged (no-op) resources")
 
 
 def _sizing_flags(p: argparse.ArgumentParser, defaults: bool = True) -> None:

@@ -35,8 +35,15 @@ def evaluate(
     *,
     catalog: Catalog | None = None,
     today: date | None = None,
+    changed_only: bool = False,
 ) -> Result:
-    """Evaluate every enabled rule over every plan; see the module docstring."""
+    """Evaluate every enabled rule over every plan; see the module docstring.
+
+    Every resource of a plan is judged except those it deletes or only reads: unchanged
+    (no-op) ones too, since a plan is what will run. ``changed_only`` judges only what the plan
+    creates, updates or replaces; rules still follow links to unchanged resources (a changed
+    scaling policy is judged against its unchanged group).
+    """
     catalog = catalog if catalog is not None else load_catalog()
     today = today if today is not None else date.today()
     enabled = [(r, settings.policies[r.meta.id]) for r in ALL_RULES
@@ -48,8 +55,11 @@ def evaluate(
     regional: dict[str, Catalog] = {}
     for plan in plans:
         index = PlanIndex(plan.changes)
-        evaluated += len(plan.changes)
         plan_catalog = priced_for(plan, catalog, regional)
+        judged = plan.changes
+        if changed_only:
+            judged = tuple(c for c in plan.changes if c.change is not ChangeKind.NOOP)
+        evaluated += len(judged)
         found: list[Violation] = []
         for rule, policy in enabled:
             ctx = RuleContext(plan_catalog, policy.params, index.by_address, plan_index=index)
@@ -58,10 +68,12 @@ def evaluate(
                 _run(rule, partial(rule.check, plan.changes, ctx), emit, errors, None)
                 continue
             kinds = rule.meta.kinds
-            for change in plan.changes:  # plan order: reports come out the same every run
+            for change in judged:  # plan order: reports come out the same every run
                 if change.kind in kinds and rule.applies_to(change):
                     _run(rule, partial(rule.check_resource, change, ctx), emit, errors,
                          change.address)
+        if changed_only:  # stack-scope rules see the whole plan; keep what they say of changes
+            found = [v for v in found if not _unchanged(index.by_address.get(v.resource))]
         violations.extend(by_cause(found, index))
         cost.extend(cost_lines(plan, index, plan_catalog))
     violations = judge_waivers(violations, settings, today)
@@ -85,6 +97,10 @@ def priced_for(plan: Plan, catalog: Catalog, cache: dict[str, Catalog]) -> Catal
         cache[region] = catalog.for_region(region)
         cache[region].meta["price_region_from"] = "plan"
     return cache[region]
+
+
+def _unchanged(change: ResourceChange | None) -> bool:
+    return change is not None and change.change is ChangeKind.NOOP
 
 
 @dataclass

@@ -48,13 +48,17 @@ def run(args: argparse.Namespace) -> int:
     from policies.engine import evaluate
 
     try:
-        result = evaluate(plans, settings, today=today)
+        result = evaluate(plans, settings, today=today,
+                          changed_only=bool(getattr(args, "changed_only", False)))
     except Exception as e:  # an engine bug: the check fails, loudly, in one line
         if os.environ.get(DEBUG_ENV):
             raise
         sys.stderr.write(f"gpupool check: internal error while evaluating policies: "
                          f"{type(e).__name__}: {e} (set {DEBUG_ENV}=1 for the traceback)\n")
         return 1
+    for plan in plans:  # a pass on nothing is said out loud, never silent
+        if not plan.changes:
+            sys.stderr.write(f"gpupool check: note: {plan.origin}: no resources to judge\n")
     result = with_waiver_detail(result, settings)
     for note in getattr(settings, "notes", ()):
         sys.stderr.write(f"gpupool check: note: {note}\n")

@@ -68,6 +68,8 @@ def detect(doc: Any, origin: str = "<input>") -> str:
             f"{origin}: expected a Terraform plan, got a Terraform state file; "
             "use `terraform plan -out=PLANFILE && terraform show -json PLANFILE`"
         )
+    if "resource_changes" in doc or "planned_values" in doc:
+        return TERRAFORM  # without format_version: the Terraform reader says what is missing
     if "steps" in doc or "changeSummary" in doc:
         return PULUMI_PREVIEW
     events = doc.get("events")

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from policies.model import UNKNOWN, ChangeKind, Plan, ResourceChange, resource_kind
 from policies.sources import fields
-from policies.sources.reading import fail, problem, want_list, want_str
+from policies.sources.reading import fail, problem, want_list
 from policies.sources.terraform_refs import References
 from policies.sources.tfaddr import Segment, split_module_address
 
@@ -55,6 +55,7 @@ def parse(doc: dict[str, Any], origin: str) -> Plan:
         meta["complete"] = False  # deferred changes (Terraform 1.9+): later plans will show more
     raw = doc.get("resource_changes")
     rows = _read_rows([] if raw is None else want_list(raw, origin, "resource_changes"), origin)
+    _refuse_values_without_changes(doc.get("planned_values"), rows, origin)
     instances: dict[str, list[str]] = {}
     for row in rows:
         if row.address == row.entry["address"]:  # not a deposed object: a live instance
@@ -124,8 +125,56 @@ def _wholly_unknown(value: Any) -> bool:
     return value is UNKNOWN or (type(value) is list and len(value) == 1 and value[0] is UNKNOWN)
 
 
+def _refuse_values_without_changes(planned: Any, rows: list[_Row], origin: str) -> None:
+    """``planned_values`` resources that ``resource_changes`` leaves out are never judged.
+
+    ``terraform show -json PLANFILE`` lists every managed resource in ``resource_changes``
+    (no-op ones included), so a file whose ``planned_values`` holds resources that are not
+    there was trimmed or made by another tool. ``planned_values`` alone cannot stand in: it
+    omits values unknown until apply, so a rule would read "unknown" as "not set" (an unknown
+    instance type as none at all). Such a file is refused rather than passed on 0 resources.
+    """
+    if type(planned) is not dict:
+        return
+    addresses = _planned_addresses(planned.get("root_module"), 0)
+    if not addresses:
+        return
+    missing = addresses - {row.address for row in rows}
+    if missing:
+        first = sorted(missing)[0]
+        raise problem(
+            f"{origin}: resource_changes: expected the planned change of every resource in "
+            f"planned_values, got none for {len(missing)} of them (first: {first}); "
+            "`terraform show -json PLANFILE` writes both, and planned_values alone cannot tell "
+            "a value unknown until apply from an absent one, so this file is not judged"
+        )
+
+
+def _planned_addresses(module: Any, depth: int) -> set[str]:
+    """Addresses of the managed resources in a ``planned_values`` module tree."""
+    if type(module) is not dict or depth > 64:
+        return set()
+    out: set[str] = set()
+    resources = module.get("resources")
+    if type(resources) is list:
+        for r in resources:
+            if type(r) is dict and r.get("mode", "managed") == "managed" and \
+                    type(r.get("address")) is str:
+                out.add(r["address"])
+    children = module.get("child_modules")
+    if type(children) is list:
+        for child in children:
+            out |= _planned_addresses(child, depth + 1)
+    return out
+
+
 def _format_version(doc: dict[str, Any], origin: str) -> str:
-    version = want_str(doc.get("format_version"), origin, "format_version")
+    # HCP Terraform's redacted JSON plan (the runs API's json-output-redacted) has the same
+    # resource_changes under plan_format_version.
+    version = doc.get("format_version", doc.get("plan_format_version"))
+    if type(version) is not str:
+        fail(origin, "format_version", 'the plan format version `terraform show -json` writes '
+             '(such as "1.2")', version)
     parts = version.split(".")
     if len(parts) != 2 or not all(p.isascii() and p.isdigit() for p in parts):
         fail(origin, "format_version", 'a version like "1.2"', version)

@@ -362,7 +362,9 @@ RC = "resource_changes/0"
 @pytest.mark.parametrize(
     ("mutate", "expected"),
     [
-        (_set("format_version", 2), "format_version: expected a string, got 2"),
+        (_set("format_version", 2),
+         'format_version: expected the plan format version `terraform show -json` writes '
+         '(such as "1.2"), got 2'),
         (_set("format_version", "2.0"), 'format_version: expected major version 0 or 1'),
         (_set("format_version", "one"), 'format_version: expected a version like "1.2"'),
         (_set("format_version", "1.²"), 'format_version: expected a version like "1.2"'),
