@@ -144,6 +144,31 @@ class Found:
                      self.declared or other.declared)
 
 
+@dataclass
+class Pointers:
+    """Which resources a set of resources (rules, attachments, addresses) point at through one
+    input, computed once: so that judging N proxies against M rules costs N + M, not N times M."""
+
+    by_target: dict[str, list[ResourceChange]] = field(default_factory=dict)
+    unknown: list[ResourceChange] = field(default_factory=list)  # the target is unknown
+    outside: list[ResourceChange] = field(default_factory=list)  # names something not in the plan
+
+    def add(self, item: ResourceChange, found: Found) -> None:
+        for t in found.targets:
+            self.by_target.setdefault(t.address, []).append(item)
+        if found.unknown and not found.targets:
+            self.unknown.append(item)
+        elif found.outside and not found.targets:
+            self.outside.append(item)
+
+    def at(self, target: ResourceChange) -> tuple[list[ResourceChange], list[ResourceChange]]:
+        """(items proven to point at ``target``, items that might)."""
+        maybe = list(self.unknown)
+        if not any(isinstance(target.after.get(k), str) for k in ("id", "name", "arn")):
+            maybe += self.outside  # its own id is unknown: a value outside may be it
+        return self.by_target.get(target.address, []), maybe
+
+
 def _key_matches(ref_key: str, path: str) -> bool:
     """Does a reference's key cover the input at ``path``? Pulumi names top-level properties
     (``placement``), Terraform the attribute path (``placement.group_name``,
@@ -167,6 +192,9 @@ class NetworkIndex:
     interfaces: list[ResourceChange] = field(default_factory=list)
     launchers: list[ResourceChange] = field(default_factory=list)
     templates: list[ResourceChange] = field(default_factory=list)
+    _built: dict[str, Pointers] = field(default_factory=dict)
+    _open: dict[str, frozenset[str] | Maybe] | None = None
+    _roles: dict[str, list[ResourceChange]] | None = None
 
     def __post_init__(self) -> None:
         keyed = (ResourceKind.PLACEMENT_GROUP, ResourceKind.SUBNET, ResourceKind.SECURITY_GROUP,
@@ -304,12 +332,20 @@ class NetworkIndex:
         return self._with_role(CLIENT)
 
     def _with_role(self, role: str) -> list[ResourceChange]:
-        out = [c for c in self.launchers if self.role(c) == role]
-        used: set[str] = set()
-        for launcher in self.launchers:
-            used.update(t.address for t in self.plan.launch_templates(launcher).targets)
-        out += [t for t in self.templates if t.address not in used and own_tag(t, ROLE_TAG) == role]
-        return out
+        if self._roles is None:  # once per plan: three rules ask
+            roles: dict[str, list[ResourceChange]] = {PROXY: [], CLIENT: []}
+            used: set[str] = set()
+            for launcher in self.launchers:
+                found = self.role(launcher)
+                if found in roles:
+                    roles[found].append(launcher)
+                used.update(t.address for t in self.plan.launch_templates(launcher).targets)
+            for t in self.templates:
+                found = own_tag(t, ROLE_TAG)
+                if found in roles and t.address not in used:
+                    roles[found].append(t)
+            self._roles = roles
+        return list(self._roles[role])
 
     # -- placement
 
@@ -423,17 +459,28 @@ class NetworkIndex:
                                       _SG, "security groups"))
         return out
 
+    def _pointers(self, name: str, items: Iterable[ResourceChange],
+                  paths: Iterable[tuple[str, frozenset[ResourceKind]]]) -> Pointers:
+        cached = self._built.get(name)
+        if cached is not None:
+            return cached
+        out = Pointers()
+        wanted = tuple(paths)
+        for item in items:
+            for path, kinds in wanted:
+                value = get_path(item.after, path)
+                if value is None and not self.refs(item, path, kinds):
+                    continue
+                out.add(item, self.link(item, path, value, kinds, path.replace("_", " ")))
+        self._built[name] = out
+        return out
+
     def interfaces_of(self, change: ResourceChange) -> list[ResourceChange]:
+        """Network interfaces attached to an instance (proven links only)."""
         if change.kind is not ResourceKind.INSTANCE:
             return []
-        out = []
-        for eni in self.interfaces:
-            for att in blocks(eni.after.get("attachment")) or []:
-                if is_map(att) and self.points_at(eni, "attachment.instance", change,
-                                                  _INSTANCE) is True:
-                    out.append(eni)
-                    break
-        return out
+        pointers = self._pointers("eni", self.interfaces, (("attachment.instance", _INSTANCE),))
+        return pointers.at(change)[0]
 
     @staticmethod
     def inline_ingress(sg: ResourceChange
@@ -453,6 +500,30 @@ class NetworkIndex:
                 continue
             yield rule, ingress_cidrs(inputs)
 
+    def open_rules(self, sg: ResourceChange
+                   ) -> list[tuple[ResourceChange, frozenset[str] | Maybe]]:
+        """Ingress rules proven to admit the world (or CIDRs unknown until apply) into ``sg``."""
+        cidrs = self._open_cidrs()
+        return [(r, cidrs[r.address]) for r in self._open_pointers().at(sg)[0]]
+
+    def unresolved_open_rules(self, groups: Iterable[ResourceChange]
+                              ) -> list[tuple[ResourceChange, frozenset[str] | Maybe]]:
+        """Open ingress rules whose security group the plan cannot tell, and that may therefore
+        be on one of ``groups``: reported once each, not once per group."""
+        cidrs = self._open_cidrs()
+        return [(r, cidrs[r.address]) for r in _unresolved(self._open_pointers(), groups)]
+
+    def _open_pointers(self) -> Pointers:
+        cidrs = self._open_cidrs()
+        return self._pointers("open-rules", (r for r in self.rules if r.address in cidrs),
+                              (("security_group_id", _SG),))
+
+    def _open_cidrs(self) -> dict[str, frozenset[str] | Maybe]:
+        if self._open is None:
+            self._open = {rule.address: cidrs for rule, cidrs in self.ingress_rules()
+                          if cidrs is UNKNOWN or (cidrs & WORLD)}  # type: ignore[operator]
+        return self._open
+
     # -- load balancers and public addresses
 
     def behind_load_balancer(self, change: ResourceChange) -> tuple[list[str], list[str]]:
@@ -467,34 +538,38 @@ class NetworkIndex:
                     unknown.append(f"{key} unknown until apply")
                 elif items:
                     found.append(f"its {key} ({_shown(items)})")
-        for att in self.attachments:
-            path = _attachment_target(att)
-            if path is None:
-                continue
-            kinds = _ASG if "autoscaling" in path else _INSTANCE
-            if change.kind not in kinds:
-                continue
-            hit = self.points_at(att, path, change, kinds)
-            if hit is True:
-                found.append(f"{att.name} ({att.type})")
-            elif hit is UNKNOWN:
-                unknown.append(f"{att.name} ({att.type}) attaches something unknown until apply")
+        found += [f"{att.name} ({att.type})" for att in self._lb_pointers().at(change)[0]]
         return found, unknown
+
+    def unresolved_attachments(self, launchers: Iterable[ResourceChange]
+                               ) -> list[ResourceChange]:
+        """Load balancer attachments whose target the plan cannot tell, of a kind that may be
+        one of ``launchers``: reported once each, not once per launcher."""
+        launchers = list(launchers)
+        kinds = {c.kind for c in launchers}
+        return [att for att in _unresolved(self._lb_pointers(), launchers)
+                if (ResourceKind.AUTOSCALING_GROUP in kinds
+                    and _attachment_target(att) in _TARGETS[_ASG])
+                or (ResourceKind.INSTANCE in kinds
+                    and _attachment_target(att) in _TARGETS[_INSTANCE])]
+
+    def _lb_pointers(self) -> Pointers:
+        return self._pointers("lb", self.attachments, (
+            ("autoscaling_group_name", _ASG), ("target_id", _INSTANCE), ("instance", _INSTANCE)))
 
     def public_addresses(self, change: ResourceChange) -> list[str]:
         """Elastic IPs associated with an instance (directly or through its interfaces)."""
         if change.kind is not ResourceKind.INSTANCE:
             return []
         out: list[str] = []
-        enis = self.interfaces_of(change)
-        for eip in self.addresses:
-            for path in ("instance", "instance_id"):
-                if self.points_at(eip, path, change, _INSTANCE) is True:
-                    out.append(f"elastic IP {eip.name}")
-            for eni in enis:
-                for path in ("network_interface", "network_interface_id"):
-                    if self.points_at(eip, path, eni, _ENI) is True:
-                        out.append(f"elastic IP {eip.name} on interface {eni.name}")
+        direct = self._pointers("eip", self.addresses, (("instance", _INSTANCE),
+                                                         ("instance_id", _INSTANCE)))
+        out += [f"elastic IP {eip.name}" for eip in direct.at(change)[0]]
+        on_eni = self._pointers("eip-eni", self.addresses, (("network_interface", _ENI),
+                                                             ("network_interface_id", _ENI)))
+        for eni in self.interfaces_of(change):
+            out += [f"elastic IP {eip.name} on interface {eni.name}"
+                    for eip in on_eni.at(eni)[0]]
         return list(dict.fromkeys(out))
 
     def network_kind(self, change: ResourceChange) -> tuple[NetworkKind, str | None]:
@@ -515,6 +590,19 @@ class NetworkIndex:
                 if is_map(srd) and flag(srd.get("ena_srd_enabled")) is True:
                     kind = NetworkKind.ENA_EXPRESS
         return kind, unknown
+
+
+_TARGETS: Final = {_ASG: ("autoscaling_group_name",), _INSTANCE: ("target_id", "instance")}
+
+
+def _unresolved(pointers: Pointers, targets: Iterable[ResourceChange]) -> list[ResourceChange]:
+    """Items whose target is unknown, and those naming something outside the plan when one of
+    ``targets`` has no known id of its own (it could be that something)."""
+    out = list(pointers.unknown)
+    if any(not any(isinstance(t.after.get(k), str) for k in ("id", "name", "arn"))
+           for t in targets):
+        out += pointers.outside
+    return list({c.address: c for c in out}.values())
 
 
 def _attachment_target(att: ResourceChange) -> str | None:

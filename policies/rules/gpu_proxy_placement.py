@@ -178,8 +178,11 @@ class GpuProxyPlacement(Rule):
             proxy_names.update(found.outside)
             yield from self._placement(proxy, found, "GPU proxy")
             yield from self._zones(proxy, net)
+        names = sorted({*(net.plan.by_address[a].name for a in proxy_groups), *proxy_names})
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
         for client in net.clients():
-            yield from self._client(client, net, proxy_groups, proxy_names)
+            yield from self._client(client, net, proxy_groups, proxy_names,
+                                    shown or "none in this plan")
 
     def _placement(self, change: ResourceChange, found: Found, who: str) -> Iterable[Finding]:
         if not found.declared:
@@ -228,10 +231,8 @@ class GpuProxyPlacement(Rule):
                 unknown=True)
 
     def _client(self, client: ResourceChange, net: NetworkIndex, proxy_groups: set[str],
-                proxy_names: set[str]) -> Iterable[Finding]:
+                proxy_names: set[str], shown: str) -> Iterable[Finding]:
         found = net.placement_group(client)
-        shown = ", ".join(sorted({*(net.plan.by_address[a].name for a in proxy_groups),
-                                  *proxy_names})) or "none in this plan"
         if not found.declared:
             if client.kind is ResourceKind.LAUNCH_TEMPLATE:
                 yield Finding(client.address, cannot_verify(

@@ -150,10 +150,27 @@ class GpuProxyPrivate(Rule):
 
     def check(self, changes: Sequence[ResourceChange], ctx: RuleContext) -> Iterable[Finding]:
         net = ctx.plan.network
-        for proxy in net.proxies():
+        proxies = net.proxies()
+        groups: dict[str, ResourceChange] = {}
+        for proxy in proxies:
             yield from self._public_ip(proxy, net)
             yield from self._ingress(proxy, net)
             yield from self._load_balancers(proxy, net)
+            groups.update((g.address, g) for g in net.security_groups(proxy).targets)
+        if not proxies:
+            return
+        # Rules and attachments the plan cannot place: said once each, on themselves.
+        for rule, cidrs in net.unresolved_open_rules(groups.values()):
+            opens = ("CIDRs unknown until apply" if cidrs is UNKNOWN
+                     else ", ".join(sorted(cidrs & WORLD)))  # type: ignore[operator]
+            yield Finding(rule.address, cannot_verify(
+                f"ingress rule {rule.name} admits {opens} into a security group unknown until "
+                "apply, which may be a GPU proxy's"), unknown=True)
+        for att in net.unresolved_attachments(proxies):
+            yield Finding(att.address, cannot_verify(
+                f"{att.name} ({att.type}) attaches a load balancer to a resource unknown until "
+                f"apply, which may be one of the plan's {len(proxies)} GPU proxies"),
+                unknown=True)
 
     # -- public addresses
 
@@ -250,44 +267,42 @@ class GpuProxyPrivate(Rule):
                 "whose ingress is not in the plan"), unknown=True)
             return
         for sg in groups.targets:
-            inline = net.inline_ingress(sg)
-            if inline is UNKNOWN:
-                yield Finding(proxy.address, cannot_verify(
-                    f"the ingress of security group {sg.name} is unknown until apply"),
-                    unknown=True)
-                continue
-            for item, cidrs in inline:
+            yield from self._inline(proxy, sg, net)
+            for rule, cidrs in net.open_rules(sg):
                 if cidrs is UNKNOWN:
                     yield Finding(proxy.address, cannot_verify(
-                        f"an ingress CIDR of security group {sg.name} is unknown until apply"),
-                        unknown=True)
-                elif cidrs & WORLD:
+                        f"ingress rule {rule.name} into security group {sg.name} admits CIDRs "
+                        "unknown until apply"), unknown=True)
+                else:
                     yield Finding(proxy.address, (
-                        f"security group {sg.name} admits ingress {port_range(item)} from "
-                        f"{', '.join(sorted(cidrs & WORLD))}: a GPU proxy answers its tier's "
-                        "client security group only"))
-        for rule, cidrs in net.ingress_rules():
-            if cidrs is not UNKNOWN and not (cidrs & WORLD):
-                continue
-            opens = "an unknown CIDR" if cidrs is UNKNOWN else ", ".join(sorted(cidrs & WORLD))
-            hits = [net.points_at(rule, "security_group_id", sg, _SG_KIND)
-                    for sg in groups.targets]
-            if True in hits and cidrs is not UNKNOWN:
-                sg = groups.targets[hits.index(True)]
-                yield Finding(proxy.address, (
-                    f"ingress rule {rule.name} admits {opens} ({port_range(rule.after)}) into "
-                    f"security group {sg.name}: a GPU proxy answers its tier's client security "
-                    "group only"))
-            elif True in hits or UNKNOWN in hits:
-                yield Finding(proxy.address, cannot_verify(
-                    f"ingress rule {rule.name} admits {opens} and may apply to the proxy's "
-                    "security groups (its security group is unknown until apply)"), unknown=True)
+                        f"ingress rule {rule.name} admits {', '.join(sorted(cidrs & WORLD))} "
+                        f"({port_range(rule.after)}) into security group {sg.name}: a GPU "
+                        "proxy answers its tier's client security group only"))
         if groups.outside:
             yield Finding(proxy.address, cannot_verify(
                 f"security group(s) {', '.join(groups.outside)} are not in the plan, so their "
                 "ingress cannot be checked"), unknown=True)
         if groups.unknown and not groups.targets:
             yield Finding(proxy.address, cannot_verify(groups.unknown), unknown=True)
+
+    @staticmethod
+    def _inline(proxy: ResourceChange, sg: ResourceChange, net: NetworkIndex
+                ) -> Iterable[Finding]:
+        inline = net.inline_ingress(sg)
+        if inline is UNKNOWN:
+            yield Finding(proxy.address, cannot_verify(
+                f"the ingress of security group {sg.name} is unknown until apply"), unknown=True)
+            return
+        for item, cidrs in inline:
+            if cidrs is UNKNOWN:
+                yield Finding(proxy.address, cannot_verify(
+                    f"an ingress CIDR of security group {sg.name} is unknown until apply"),
+                    unknown=True)
+            elif cidrs & WORLD:
+                yield Finding(proxy.address, (
+                    f"security group {sg.name} admits ingress {port_range(item)} from "
+                    f"{', '.join(sorted(cidrs & WORLD))}: a GPU proxy answers its tier's "
+                    "client security group only"))
 
     # -- load balancers
 

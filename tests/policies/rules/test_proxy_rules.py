@@ -328,3 +328,46 @@ def test_the_bandwidth_note_is_said_when_the_size_is_chosen_not_on_every_update(
     assert f.advisory_only and "for bandwidth, not GPU" in f.message
     [f] = run("gpu-no-vertical-upsize", stepped)
     assert f.advisory_only and f.message.startswith("g4dn.xlarge → g4dn.2xlarge: g4dn.2xlarge is")
+
+
+def test_unplaceable_rules_and_attachments_are_said_once_each_not_per_proxy() -> None:
+    """N proxies and M rules or attachments of unknown target: N + M work and M findings (each
+    on the rule or attachment), never N times M."""
+    import time
+
+    from policies.engine import evaluate
+    from policies.model import Plan
+    from policies.rules import rule_ids
+    from policies.settings import parse_config
+
+    n = 300
+    rs: list[dict[str, Any]] = []
+    for i in range(n):
+        rs += [
+            {"type": "aws:ec2/placementGroup:PlacementGroup", "name": f"pg{i}",
+             "new": {"name": f"pg{i}", "strategy": "cluster"}},
+            {"type": "aws:ec2/securityGroup:SecurityGroup", "name": f"sg{i}",
+             "new": {"name": f"sg{i}", "ingress": []}},
+            {"type": "aws:ec2/launchTemplate:LaunchTemplate", "name": f"lt{i}",
+             "new": {"name": f"lt{i}", "instanceType": "g4dn.xlarge", "tags": PROXY,
+                     "placement": {"groupName": f"pg{i}"},
+                     "networkInterfaces": [{"associatePublicIpAddress": "false",
+                                            "securityGroups": [f"sg{i}"]}]}},
+            {"type": "aws:autoscaling/group:Group", "name": f"asg{i}",
+             "new": {"launchTemplate": {"name": f"lt{i}"}, "vpcZoneIdentifiers": ["subnet-1"]}},
+        ]
+        if i % 10 == 0:
+            rs += [tf("aws_vpc_security_group_ingress_rule", f"open{i}",
+                      {"cidr_ipv4": "0.0.0.0/0", "security_group_id": U}),
+                   tf("aws_autoscaling_attachment", f"front{i}", {"autoscaling_group_name": U})]
+    plan = Plan("test", "many tiers", tuple(Example("t", True, rs).changes()))
+    network = ("gpu-proxy-placement", "gpu-proxy-private", "gpu-proxy-network-budget")
+    settings = parse_config({r: "disabled" for r in rule_ids() if r not in network}, "t")
+    start = time.perf_counter()
+    result = evaluate([plan], settings)
+    elapsed = time.perf_counter() - start
+    said = [(v.policy, v.resource.split(".")[0]) for v in result.violations]
+    assert sorted(set(said)) == [("gpu-proxy-private", "aws_autoscaling_attachment"),
+                                 ("gpu-proxy-private", "aws_vpc_security_group_ingress_rule")]
+    assert len(said) == 2 * n // 10
+    assert elapsed < 10, elapsed  # a fraction of a second; a generous bound on a shared machine
