@@ -225,10 +225,12 @@ def excluded_costs(config: StackConfig) -> tuple[Excluded, ...]:
                             f"{lo:,}-{hi:,} GiB at minimum-maximum size"))
     if config.network.create_vpc and config.pools:
         zones = config.network.az_count
+        # + Cloud Map for remote-GPU tiers, + Auto Scaling for pools that release protection
+        count = (INTERFACE_ENDPOINTS + (1 if config.remote_gpu else 0)
+                 + (1 if any(p.scale_in_protection for p in config.pools) else 0))
         out.append(Excluded(
             "VPC interface endpoints (per endpoint-zone hour and per GB processed)",
-            f"{INTERFACE_ENDPOINTS} endpoints x {zones} zones = "
-            f"{INTERFACE_ENDPOINTS * zones} endpoint-zones"))
+            f"{count} endpoints x {zones} zones = {count * zones} endpoint-zones"))
     out.append(Excluded("data transfer (inter-zone, internet, S3 gateway is free)",
                         "depends on the workload"))
     out.append(Excluded("CloudWatch custom metrics and logs (GPU metrics per group)",

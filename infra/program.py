@@ -19,7 +19,7 @@ from gpupool.config.models import StackConfig
 from gpupool.config.remote_gpu import ResolvedTier
 from gpupool.envelope import StackEnvelope, stack_envelope
 from infra.aws.gpu_pool import GpuPool, GpuPoolArgs
-from infra.aws.network import GpuNetwork, GpuNetworkArgs
+from infra.aws.network import PROTECTION_SERVICES, GpuNetwork, GpuNetworkArgs
 from infra.aws.remote_gpu import DISCOVERY_SERVICES, RemoteGpuTier, RemoteGpuTierArgs
 from infra.k8s import KubernetesGpuPool, KubernetesGpuPoolArgs
 
@@ -57,7 +57,9 @@ def define_stack(
             + [t.proxy.instance_type for t in tiers.values()],
             tags=stack_tags(config),
             service_prefix=partition.reverse_dns_prefix,
-            extra_services=DISCOVERY_SERVICES if tiers else (),
+            extra_services=(*(DISCOVERY_SERVICES if tiers else ()),
+                            *(PROTECTION_SERVICES if any(p.scale_in_protection
+                                                         for p in config.pools) else ())),
         ),
     )
     attachment = network.attachment()
@@ -71,6 +73,7 @@ def define_stack(
                 region=config.region,
                 tags=config.chargeback(pool),
                 partition=partition.partition,
+                image=config.images.for_arch(instance_types[pool.name].arch),
             ),
         )
         for pool in config.pools

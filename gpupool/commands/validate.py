@@ -46,4 +46,10 @@ def run(args: argparse.Namespace) -> int:
         )
     if pools:
         out.write(f"  offerings: {offerings_note(loaded.config, regional)}\n")
+        for arch in sorted({loaded.instance_types[p.name].arch for p in pools}):
+            pin = loaded.config.images.for_arch(arch)
+            out.write(f"  image {arch}: " + (
+                f"pinned to {pin} (gpupool:images.{arch})\n" if pin else
+                "the Deep Learning Base OSS NVIDIA Driver AMI current at first deployment, kept "
+                f"after (pin gpupool:images.{arch} to move it)\n"))
     return 0

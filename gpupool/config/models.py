@@ -18,6 +18,7 @@ from pydantic_core import PydanticCustomError
 
 from gpupool.config import kubernetes as k8s_config
 from gpupool.config.base import ConfigModel, duplicate_names
+from gpupool.config.images import AMI_ID, ImagePins
 from gpupool.config.kubernetes import KubernetesPoolConfig
 
 if TYPE_CHECKING:  # defined in its own module, which extends GpuPoolConfig and completes
@@ -42,6 +43,7 @@ PATTERN_HINTS: dict[str, str] = {
     _VPC_ID: "a VPC id such as vpc-0a1b2c3d4e5f67890",
     _SUBNET_ID: "a subnet id such as subnet-0a1b2c3d4e5f67890",
     _REGION: "an AWS region such as us-east-1",
+    AMI_ID: "an AMI id such as ami-0a1b2c3d4e5f67890",
     _TAG_TEXT: "letters, digits, spaces and _ . : / = + - @ only (the characters AWS allows in "
     "tags of every service the pools use)",
     **k8s_config.PATTERN_HINTS,
@@ -143,6 +145,10 @@ class GpuPoolConfig(_Model):
     cost_center: Annotated[
         str | None, Field(min_length=1, max_length=64, pattern=_TAG_VALUE.pattern)
     ] = None
+    # Training pools: instances launch protected from scale-in, so target tracking never
+    # terminates one that runs a job; the job scheduler (or the instance itself, with
+    # gpupool-scale-in-protection off) releases it when the job is done.
+    scale_in_protection: bool = False
 
     @model_validator(mode="after")
     def _sizes(self) -> GpuPoolConfig:
@@ -168,6 +174,7 @@ class StackConfig(_Model):
     pools: Annotated[list[GpuPoolConfig], Field(min_length=1, max_length=200)]
     kubernetes: Annotated[list[KubernetesPoolConfig], Field(max_length=50)] = []
     remote_gpu: Annotated[list[RemoteGpuTierConfig], Field(max_length=50)] = []
+    images: ImagePins = ImagePins()  # pinned AMI per architecture (gpupool.config.images)
 
     @field_validator("kubernetes")
     @classmethod

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 import pulumi
@@ -26,7 +27,7 @@ AMI_PARAMETERS: Final = {
     arch: f"/aws/service/deeplearning/ami/{arch}/{_DLAMI}/latest/ami-id"
     for arch in ("x86_64", "arm64")
 }
-ROOT_DEVICE: Final = "/dev/sda1"  # Ubuntu AMIs' root device
+ROOT_DEVICE: Final = "/dev/sda1"  # Ubuntu AMIs' root device; pools read theirs from the image
 MANAGED_POLICIES: Final = ("CloudWatchAgentServerPolicy", "AmazonSSMManagedInstanceCore")
 GROUP_METRICS: Final = (
     "GroupMinSize",
@@ -56,6 +57,50 @@ _MetricDimension = (
 
 def child_of(owner: pulumi.Resource) -> pulumi.ResourceOptions:
     return pulumi.ResourceOptions(parent=owner)
+
+
+class ImageRefused(pulumi.RunError):
+    """The image cannot boot the hosts as configured (architecture, root volume too small)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HostImage:
+    """The image a group boots, as EC2 describes it."""
+
+    image_id: str
+    name: str
+    root_device_name: str  # the block device mapping that sizes the root volume
+    root_snapshot_gib: int | None  # the smallest root volume the image allows
+    pinned: bool  # from gpupool:images, or the DLAMI's latest parameter at first deployment
+
+
+def host_image(owner: pulumi.Resource, arch: str, pinned: str | None, *,
+               root_volume_gib: int, who: str) -> HostImage:
+    """The image id (pinned, or AWS's ``latest`` DLAMI parameter), described by EC2.
+
+    Its root device name is what the launch template's root mapping must name (any other name
+    adds a second volume and leaves the root at the snapshot's size), and its root snapshot size
+    is the least ``rootVolumeGib`` can be (less fails every launch): both are read here, at plan
+    time, and a mismatch stops the program before anything is declared.
+    """
+    invoke = pulumi.InvokeOptions(parent=owner)
+    image_id = pinned or aws.ssm.get_parameter(
+        name=AMI_PARAMETERS[arch], opts=invoke).insecure_value
+    image = aws.ec2.get_ami(
+        filters=[aws.ec2.GetAmiFilterArgs(name="image-id", values=[image_id])], opts=invoke)
+    if image.architecture and image.architecture != arch:
+        raise ImageRefused(
+            f"{who}: image {image_id} ({image.name}) is {image.architecture}, the pool is {arch}; "
+            f"pin an {arch} image under gpupool:images.{arch}")
+    root = image.root_device_name or ROOT_DEVICE
+    sizes = [int(m.ebs["volume_size"]) for m in image.block_device_mappings or []
+             if m.device_name == root and m.ebs and str(m.ebs.get("volume_size", "")).isdigit()]
+    snapshot = sizes[0] if sizes else None
+    if snapshot is not None and root_volume_gib < snapshot:
+        raise ImageRefused(
+            f"{who}: rootVolumeGib: expected at least {snapshot} (the root snapshot of "
+            f"{image_id}, {image.name}, is {snapshot} GiB), got {root_volume_gib}")
+    return HostImage(image_id, str(image.name or ""), root, snapshot, pinned is not None)
 
 
 def instance_profile(
@@ -156,11 +201,16 @@ def launch_template(
     tags: Mapping[str, str],
     placement_group: pulumi.Input[str] | None = None,
     ena_express: bool = False,
+    root_device_name: str = ROOT_DEVICE,
+    keep_image: bool = False,
 ) -> aws.ec2.LaunchTemplate:
     """IMDSv2 only, encrypted gp3 root, no public IP, tags on instances, volumes and interfaces.
 
     ``placement_group`` puts every instance launched from it in that group (by name);
-    ``ena_express`` turns on ENA Express (SRD) for TCP and UDP on the primary interface.
+    ``ena_express`` turns on ENA Express (SRD) for TCP and UDP on the primary interface;
+    ``root_device_name`` is the image's root device (see :func:`host_image`); ``keep_image``
+    keeps the image the template was created with when the id comes from a ``latest`` parameter,
+    so a new release does not roll the group (pin an id to move it).
     """
     srd = None
     if ena_express:
@@ -196,7 +246,7 @@ def launch_template(
             ],
             block_device_mappings=[
                 aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                    device_name=ROOT_DEVICE,
+                    device_name=root_device_name,
                     ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
                         volume_size=root_volume_gib,
                         volume_type="gp3",
@@ -213,7 +263,9 @@ def launch_template(
             ],
             tags=dict(tags),
         ),
-        opts=child_of(owner),
+        opts=pulumi.ResourceOptions.merge(
+            child_of(owner),
+            pulumi.ResourceOptions(ignore_changes=["imageId"] if keep_image else None)),
     )
 
 
@@ -233,8 +285,16 @@ def gpu_group(
     tags: Mapping[str, str],
     depends_on: Sequence[pulumi.Resource],
     lifecycle_hooks: Sequence[aws.autoscaling.GroupInitialLifecycleHookArgs] = (),
+    protect_from_scale_in: bool = False,
 ) -> aws.autoscaling.Group:
-    """The pool's instances: one size only, spot above an on-demand base, refreshed in place."""
+    """The pool's instances: one size only, spot above an on-demand base, refreshed in place.
+
+    An instance refresh launches each replacement before it terminates the instance it
+    replaces (minimum healthy 100 %, maximum 200 %), so a one-instance group never drops to
+    zero. ``protect_from_scale_in`` launches instances protected from scale-in (training pools:
+    target tracking must not terminate a running job); a refresh leaves protected instances
+    alone until their protection is released.
+    """
     base, above_base = spot_distribution(pool)
     return aws.autoscaling.Group(
         f"{name}-asg",
@@ -244,6 +304,7 @@ def gpu_group(
             desired_capacity=pool.desired_capacity,
             vpc_zone_identifiers=subnet_ids,
             capacity_rebalance=True,
+            protect_from_scale_in=protect_from_scale_in,
             default_instance_warmup=pool.warmup_seconds,
             health_check_type="EC2",
             health_check_grace_period=pool.warmup_seconds,
@@ -267,9 +328,11 @@ def gpu_group(
             instance_refresh=aws.autoscaling.GroupInstanceRefreshArgs(
                 strategy="Rolling",
                 preferences=aws.autoscaling.GroupInstanceRefreshPreferencesArgs(
-                    min_healthy_percentage=90,
+                    min_healthy_percentage=100,  # launch before terminate: capacity kept
+                    max_healthy_percentage=200,
                     instance_warmup=str(pool.warmup_seconds),
                     skip_matching=True,
+                    scale_in_protected_instances="Ignore" if protect_from_scale_in else None,
                 ),
             ),
             tags=[

@@ -11,6 +11,7 @@ are :mod:`infra.aws.gpu_host`'s, which ``RemoteGpuTier`` builds its proxies from
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
@@ -60,6 +61,7 @@ NAMED_CHILDREN: Final = {
     "aws:ec2/securityGroup:SecurityGroup": "sg",
     "aws:autoscaling/group:Group": "asg",
     "aws:autoscaling/policy:Policy": "gpu-utilisation",
+    "aws:iam/rolePolicy:RolePolicy": "scale-in-protection",
 }
 
 
@@ -71,6 +73,7 @@ class GpuPoolArgs:
     region: str
     tags: Mapping[str, str] = field(default_factory=dict)  # StackConfig.chargeback(pool)
     partition: str = "aws"
+    image: str | None = None  # pinned AMI id (gpupool:images); None: the DLAMI, kept once taken
 
 
 class GpuPool(pulumi.ComponentResource):
@@ -106,24 +109,33 @@ class GpuPool(pulumi.ComponentResource):
             opts=gpu_host.child_of(self),
         )
         gpu_host.endpoint_egress(self, name, sg, args.network, f"gpupool pool {pool.name}")
-        ami = aws.ssm.get_parameter_output(
-            name=AMI_PARAMETERS[itype.arch], opts=pulumi.InvokeOutputOptions(parent=self)
-        )
+        image = gpu_host.host_image(self, itype.arch, args.image,
+                                    root_volume_gib=pool.root_volume_gib,
+                                    who=f"pool {pool.name}")
+        protected = pool.scale_in_protection
         template = gpu_host.launch_template(
             self, name,
             description=f"gpupool {pool.name}: {itype.instance_type} ({itype.gpu_model})",
-            image_id=ami.insecure_value,  # a public parameter: no need to mark it secret
+            image_id=image.image_id,
             instance_type=itype.instance_type,
-            user_data_b64=user_data.user_data(args.region),
+            user_data_b64=user_data.user_data(
+                args.region, extra=user_data.protection_script(args.region) if protected else ""),
             profile_arn=profile.arn,
             security_group_ids=[sg.id],
             root_volume_gib=pool.root_volume_gib,
             tags=tags,
+            root_device_name=image.root_device_name,
+            keep_image=not image.pinned,
         )
         group = gpu_host.gpu_group(
             self, name, pool, template=template, instance_type=itype.instance_type,
-            subnet_ids=args.network.subnet_ids, tags=tags, depends_on=attachments)
+            subnet_ids=args.network.subnet_ids, tags=tags,
+            depends_on=[*attachments, *args.network.endpoints],
+            protect_from_scale_in=protected)
+        if protected:
+            self._release_policy(name, role, group, args.partition)
         gpu_host.utilisation_policy(self, name, pool, group)
+        self.image = image
 
         self.group_name = group.name
         self.group_arn = group.arn
@@ -137,6 +149,30 @@ class GpuPool(pulumi.ComponentResource):
                 "securityGroupId": sg.id,
                 "instanceType": itype.instance_type,
             }
+        )
+
+
+    def _release_policy(self, name: str, role: aws.iam.Role, group: aws.autoscaling.Group,
+                        partition: str) -> aws.iam.RolePolicy:
+        """The instances may set scale-in protection on their own group, and nothing more."""
+        def document(arn: str) -> str:
+            return json.dumps({
+                "Version": "2012-10-17",
+                "Statement": [{
+                    "Effect": "Allow",
+                    "Action": ["autoscaling:SetInstanceProtection"],
+                    "Resource": arn,
+                }, {
+                    "Effect": "Allow",
+                    "Action": ["autoscaling:DescribeAutoScalingInstances"],
+                    "Resource": "*",  # a describe action: resource-level scoping is not offered
+                }],
+            })
+
+        return aws.iam.RolePolicy(
+            f"{name}-scale-in-protection",
+            aws.iam.RolePolicyArgs(role=role.name, policy=group.arn.apply(document)),
+            opts=gpu_host.child_of(self),
         )
 
 

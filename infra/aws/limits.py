@@ -83,6 +83,8 @@ ROLE_NAME: Final = Limit("IAM role name", 1, 64, r"[\w+=,.@-]+",
 ROLE_DESCRIPTION: Final = Limit("IAM role description", 0, 1000,
                                 "[\u0009\u000a\u000d\u0020-\u007e\u00a1-\u00ff]*",
                                 f"{IAM}/API_CreateRole.html (Description)")
+ROLE_POLICY_NAME: Final = Limit("IAM inline policy name", 1, 128, r"[\w+=,.@-]+",
+                                f"{IAM}/API_PutRolePolicy.html (PolicyName)")
 PROFILE_NAME: Final = Limit("instance profile name", 1, 128, r"[\w+=,.@-]+",
                             f"{IAM}/API_CreateInstanceProfile.html (InstanceProfileName)")
 IAM_TAG_KEY: Final = Limit("IAM tag key", 1, 128, None, f"{IAM}/API_Tag.html (Key)",
@@ -100,6 +102,7 @@ NAMES: Final[Mapping[str, Limit]] = {
     "aws:autoscaling/policy:Policy": ASG_POLICY_NAME,
     "aws:iam/role:Role": ROLE_NAME,
     "aws:iam/instanceProfile:InstanceProfile": PROFILE_NAME,
+    "aws:iam/rolePolicy:RolePolicy": ROLE_POLICY_NAME,
 }
 DESCRIPTIONS: Final[Mapping[str, Limit]] = {
     "aws:ec2/securityGroup:SecurityGroup": SG_DESCRIPTION,

@@ -24,6 +24,8 @@ import pulumi_aws as aws
 from gpupool.config.models import NetworkConfig
 
 INTERFACE_SERVICES: Final = ("ssm", "ssmmessages", "ec2messages", "monitoring", "logs", "ec2")
+# pools with scale-in protection release it themselves through the Auto Scaling API
+PROTECTION_SERVICES: Final = ("autoscaling",)
 GATEWAY_SERVICES: Final = ("s3",)
 _SUBNET_BITS: Final = 3  # room for 8 subnets, more than the 6 AZs a stack may ask for
 
@@ -104,6 +106,9 @@ class PoolNetwork:
     # each subnet's id on its own, in zone order: what one-zone groups (proxy tiers) name, so
     # that a plan links them to exactly that subnet
     subnet_list: tuple[pulumi.Output[str], ...] = ()
+    # the VPC endpoints the stack creates: groups depend on them, so no instance boots before
+    # SSM, CloudWatch and EC2 are reachable (an existing VPC brings its own: none here)
+    endpoints: tuple[pulumi.Resource, ...] = ()
 
 
 class GpuNetwork(pulumi.ComponentResource):
@@ -115,6 +120,7 @@ class GpuNetwork(pulumi.ComponentResource):
     endpoint_security_group_id: pulumi.Output[str] | None
     vpc_cidr: pulumi.Output[str] | None
     subnet_list: tuple[pulumi.Output[str], ...]
+    endpoints: tuple[pulumi.Resource, ...]
 
     def __init__(
         self, name: str, args: GpuNetworkArgs, opts: pulumi.ResourceOptions | None = None
@@ -142,6 +148,7 @@ class GpuNetwork(pulumi.ComponentResource):
             endpoint_security_group_id=self.endpoint_security_group_id,
             vpc_cidr=self.vpc_cidr,
             subnet_list=self.subnet_list,
+            endpoints=self.endpoints,
         )
 
     def _service(self, name: str) -> str:
@@ -154,6 +161,7 @@ class GpuNetwork(pulumi.ComponentResource):
         self.vpc_id = pulumi.Output.from_input(layout.vpc_id)
         self.subnet_ids = pulumi.Output.from_input(list(layout.subnet_ids))
         self.subnet_list = tuple(pulumi.Output.from_input(s) for s in layout.subnet_ids)
+        self.endpoints = ()
         self.s3_prefix_list_id = s3.id
         self.endpoint_security_group_id = None
         self.vpc_cidr = vpc.cidr_block
@@ -215,8 +223,9 @@ class GpuNetwork(pulumi.ComponentResource):
             opts=child,
         )
         subnet_ids = pulumi.Output.all(*[s.id for s in subnets])
+        endpoints: list[pulumi.Resource] = []
         for service in (*INTERFACE_SERVICES, *self._args.extra_services):
-            aws.ec2.VpcEndpoint(
+            endpoints.append(aws.ec2.VpcEndpoint(
                 f"{name}-{service}",
                 aws.ec2.VpcEndpointArgs(
                     vpc_id=vpc.id,
@@ -228,7 +237,7 @@ class GpuNetwork(pulumi.ComponentResource):
                     tags={**tags, "Name": f"{name}-{service}"},
                 ),
                 opts=child,
-            )
+            ))
         s3 = aws.ec2.VpcEndpoint(
             f"{name}-s3",
             aws.ec2.VpcEndpointArgs(
@@ -243,6 +252,7 @@ class GpuNetwork(pulumi.ComponentResource):
         self.vpc_id = vpc.id
         self.subnet_ids = subnet_ids
         self.subnet_list = tuple(s.id for s in subnets)
+        self.endpoints = (*endpoints, s3)
         self.s3_prefix_list_id = s3.prefix_list_id
         self.endpoint_security_group_id = endpoint_sg.id
         self.vpc_cidr = None

@@ -83,3 +83,41 @@ def agent_config_from_script(script: str) -> dict[str, Any]:
     start = script.index("<<'GPUPOOL_AGENT_CONFIG'\n") + len("<<'GPUPOOL_AGENT_CONFIG'\n")
     end = script.index("\nGPUPOOL_AGENT_CONFIG\n", start)
     return json.loads(script[start:end])
+
+
+PROTECTION_HELPER: Final = "/usr/local/bin/gpupool-scale-in-protection"
+
+
+def protection_script(region: str) -> str:
+    """Installs ``gpupool-scale-in-protection on|off|status`` for training pools.
+
+    Instances of a protected pool launch protected from scale-in, so target tracking never
+    terminates one that runs a job. A job scheduler (or the job's last step) runs
+    ``gpupool-scale-in-protection off`` on the instance when it has no more work: target
+    tracking may then scale it in. ``on`` protects it again when a new job lands. The instance
+    finds its own id through IMDSv2 and its group through EC2 DescribeTags, and calls Auto
+    Scaling through the VPC's autoscaling endpoint; its role may set protection on its own group
+    only.
+    """
+    return f"""cat > {PROTECTION_HELPER} <<'GPUPOOL_PROTECTION'
+#!/bin/bash
+# gpupool: scale-in protection of this instance (on | off | status); see the gpupool README.
+set -euo pipefail
+token="$(curl -fsS -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 60' \\
+  http://169.254.169.254/latest/api/token)"
+id="$(curl -fsS -H "X-aws-ec2-metadata-token: $token" \\
+  http://169.254.169.254/latest/meta-data/instance-id)"
+group="$(aws ec2 describe-tags --region {region} --output text --query 'Tags[0].Value' \\
+  --filters "Name=resource-id,Values=$id" "Name=key,Values=aws:autoscaling:groupName")"
+case "${{1:-status}}" in
+  on) aws autoscaling set-instance-protection --region {region} --instance-ids "$id" \\
+        --auto-scaling-group-name "$group" --protected-from-scale-in ;;
+  off) aws autoscaling set-instance-protection --region {region} --instance-ids "$id" \\
+        --auto-scaling-group-name "$group" --no-protected-from-scale-in ;;
+  status) aws autoscaling describe-auto-scaling-instances --region {region} \\
+        --instance-ids "$id" --query 'AutoScalingInstances[0].ProtectedFromScaleIn' ;;
+  *) echo "usage: $0 on|off|status" >&2; exit 2 ;;
+esac
+GPUPOOL_PROTECTION
+chmod 0755 {PROTECTION_HELPER}
+"""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any, Final
 
 FIXTURES_ENV: Final = "GPUPOOL_OFFLINE_FIXTURES"
-_TABLES: Final = ("ssmParameters", "prefixLists", "vpcs", "instanceTypeOfferings")
+_TABLES: Final = ("ssmParameters", "prefixLists", "vpcs", "instanceTypeOfferings", "images")
 
 
 class UnansweredCall(Exception):
@@ -278,6 +279,54 @@ def _vpc(fixture: Fixture, token: str, args: Mapping[str, Any]) -> dict[str, Any
     }
 
 
+def _ami(fixture: Fixture, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    """DescribeImages as ``aws.ec2.get_ami`` calls it: exact filters over the recorded images."""
+    _unsupported(fixture, token, args, {"filters", "owners", "mostRecent", "includeDeprecated"})
+    fields = {"image-id": "imageId", "name": "name", "architecture": "architecture"}
+    filters = _filters(fixture, token, args, fields)
+    if not any(key in ("imageId", "name") for key, _ in filters):
+        raise UnansweredCall(
+            f"{token}: only images named by image-id or name can be answered from "
+            f"{fixture.origin}{_show(args)}; AWS would search every image of the region")
+    owners = set(args.get("owners") or [])
+    found = []
+    for image_id, record in fixture.table("images").items():
+        values = {**record, "imageId": image_id}
+        if owners and not owners & {record.get("ownerId"), record.get("imageOwnerAlias")}:
+            continue
+        if all(values.get(key) in wanted for key, wanted in filters):
+            found.append(values)
+    if not found:
+        raise UnansweredCall(
+            f"{token}: {fixture.origin} records no image{_show(args)}; describe it under "
+            f"\"images\" in {fixture.region}.json in ${FIXTURES_ENV} to plan it offline")
+    if len(found) > 1 and not args.get("mostRecent"):
+        raise UnansweredCall(f"{token}: several images match{_show(args)} (AWS refuses this)")
+    image = max(found, key=lambda r: str(r.get("creationDate", "")))
+    return {
+        "id": image["imageId"],
+        "imageId": image["imageId"],
+        "name": image.get("name", ""),
+        "architecture": image.get("architecture"),
+        "ownerId": image.get("ownerId"),
+        "imageOwnerAlias": image.get("imageOwnerAlias"),
+        "rootDeviceName": image.get("rootDeviceName"),
+        "rootDeviceType": image.get("rootDeviceType", "ebs"),
+        "blockDeviceMappings": [
+            {"deviceName": m.get("deviceName"),
+             # a map, not an object, in the provider's schema: Terraform's snake_case keys
+             "ebs": {_snake(k): str(v) for k, v in m.get("ebs", {}).items()},
+             "noDevice": "", "virtualName": m.get("virtualName", "")}
+            for m in image.get("blockDeviceMappings", [])
+        ],
+        "state": image.get("state", "available"),
+    }
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower()
+
+
 _Handler = Callable[[Fixture, str, Mapping[str, Any]], dict[str, Any]]
 _HANDLERS: Final[dict[str, _Handler]] = {
     "aws:index/getAvailabilityZones:getAvailabilityZones": _availability_zones,
@@ -288,4 +337,5 @@ _HANDLERS: Final[dict[str, _Handler]] = {
     "aws:index/getRegion:getRegion": _region,
     "aws:ec2/getPrefixList:getPrefixList": _prefix_list,
     "aws:ec2/getVpc:getVpc": _vpc,
+    "aws:ec2/getAmi:getAmi": _ami,
 }

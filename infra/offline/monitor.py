@@ -71,6 +71,7 @@ class Registration:
     inputs: dict[str, Any]
     dependencies: tuple[str, ...]
     property_dependencies: dict[str, tuple[str, ...]]
+    ignore_changes: tuple[str, ...] = ()  # properties a later `pulumi up` leaves as deployed
 
 
 @dataclass
@@ -151,6 +152,7 @@ class RecordingMonitor(MockMonitor):
                 for k, v in sorted(request.propertyDependencies.items())
                 if v.urns
             },
+            ignore_changes=tuple(request.ignoreChanges),
         )
         with self._lock:
             if any(r.urn == urn for r in self.recording.registrations):

@@ -44,9 +44,9 @@ _PARTITIONS: Final = {  # partition → (DNS suffix, reverse DNS prefix)
 ABOUT: Final = (
     "Offline answers for the data-source calls of the gpupool Pulumi program in one region, used "
     "by `gpupool plan` (Pulumi mock runtime). Availability zones and instance type offerings are "
-    "recorded from the endpoint named in `source`; entries marked \"example\": true (AMI ids, "
-    "the S3 prefix list id, the VPC) are examples, not real resources. A real `pulumi up` reads "
-    "all of these from AWS."
+    "recorded from the endpoint named in `source`; entries marked \"example\": true (AMI ids "
+    "and their images, the S3 prefix list id, the VPC) are examples, not real resources. A real "
+    "`pulumi up` reads all of these from AWS."
 )
 
 
@@ -96,6 +96,9 @@ def record(region: str, client_factory: Any = None) -> dict[str, Any]:
         except ClientError:
             parameters[name] = {"value": example, "type": "String", "version": 1, "example": True}
 
+    images = record_images(ec2, [parameters[n]["value"] for n in AMI_PARAMETERS[:2]],
+                           ("x86_64", "arm64"))
+
     s3_name = f"{reverse}.{region}.s3"
     found = ec2.describe_prefix_lists(Filters=[{"Name": "prefix-list-name", "Values": [s3_name]}])
     # A real S3 prefix list always carries CIDRs; moto's has none and a random id per start.
@@ -118,6 +121,7 @@ def record(region: str, client_factory: Any = None) -> dict[str, Any]:
                 "ec2:DescribeInstanceTypeOfferings (GPU types of the gpupool catalog)",
                 "sts:GetCallerIdentity",
                 "ssm:GetParameter",
+                "ec2:DescribeImages (the DLAMI ids of the parameters)",
                 "ec2:DescribePrefixLists",
             ],
             "recordedBy": "python -m infra.offline.record",
@@ -136,9 +140,51 @@ def record(region: str, client_factory: Any = None) -> dict[str, Any]:
         "availabilityZones": zones,
         "instanceTypeOfferings": {z: sorted(ts) for z, ts in sorted(offerings.items())},
         "ssmParameters": parameters,
+        "images": images,
         "prefixLists": prefix_lists,
         "vpcs": dict(EXAMPLE_VPC),
     }
+
+
+# What the pools read from a DLAMI (root device and its snapshot size), for the example ids:
+# Ubuntu AMIs boot from /dev/sda1; the size is an example, never passed off as recorded.
+EXAMPLE_ROOT_GIB: Final = 75
+
+
+def record_images(ec2: Any, image_ids: list[str], archs: tuple[str, ...]) -> dict[str, Any]:
+    """DescribeImages for the pools' images; ids the endpoint does not know become examples."""
+    from botocore.exceptions import ClientError
+
+    out: dict[str, Any] = {}
+    for image_id, arch in zip(image_ids, archs, strict=True):
+        try:
+            found = ec2.describe_images(ImageIds=[image_id])["Images"]
+        except ClientError:
+            found = []
+        if found:
+            i = found[0]
+            out[image_id] = {
+                "name": i.get("Name", ""), "architecture": i.get("Architecture"),
+                "ownerId": i.get("OwnerId"), "imageOwnerAlias": i.get("ImageOwnerAlias"),
+                "creationDate": i.get("CreationDate"),
+                "rootDeviceName": i.get("RootDeviceName"),
+                "blockDeviceMappings": [
+                    {"deviceName": m["DeviceName"],
+                     "ebs": {"volumeSize": m["Ebs"]["VolumeSize"],
+                             "volumeType": m["Ebs"].get("VolumeType", "")}}
+                    for m in i.get("BlockDeviceMappings", []) if "Ebs" in m
+                ],
+            }
+        else:
+            out[image_id] = {
+                "name": f"Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04) {arch}",
+                "architecture": arch, "imageOwnerAlias": "amazon",
+                "rootDeviceName": "/dev/sda1",
+                "blockDeviceMappings": [{"deviceName": "/dev/sda1", "ebs": {
+                    "volumeSize": EXAMPLE_ROOT_GIB, "volumeType": "gp3"}}],
+                "example": True,
+            }
+    return out
 
 
 def _describe_endpoint(url: str | None) -> str:

@@ -78,11 +78,13 @@ parametrize_pools = pytest.mark.parametrize(
 
 @parametrize_pools
 def test_pool_declares_exactly_these_resources(pool_case: Any) -> None:
-    _, _, _, children = pool_case
+    _, _, pool, children = pool_case
     counts = Counter({t: len(rs) for t, rs in children.items()})
-    assert counts == Counter(
-        {LT: 1, ASG: 1, POLICY: 1, SG: 1, ROLE: 1, PROFILE: 1, ATTACH: 2, EGRESS: 2, INGRESS: 1}
-    )
+    expected = {LT: 1, ASG: 1, POLICY: 1, SG: 1, ROLE: 1, PROFILE: 1, ATTACH: 2, EGRESS: 2,
+                INGRESS: 1}
+    if pool.scale_in_protection:  # the instances may release their own protection
+        expected["aws:iam/rolePolicy:RolePolicy"] = 1
+    assert counts == Counter(expected)
 
 
 @parametrize_pools
@@ -253,11 +255,14 @@ def test_no_open_cidr_anywhere(stack: str, stack_plans: dict[str, Any]) -> None:
     assert "0.0.0.0/0" not in text and "::/0" not in text
     assert not plan.of_type("aws:ec2/internetGateway:InternetGateway")
     assert not plan.of_type("aws:ec2/natGateway:NatGateway")
-    # Inline role policies: only a remote-GPU tier's discovery policy, which names its own
-    # Cloud Map service and hosted zone (tests/infra/test_remote_gpu.py checks its scope).
+    # Inline role policies: a remote-GPU tier's discovery policy, which names its own Cloud
+    # Map service and hosted zone (tests/infra/test_remote_gpu.py checks its scope), and a
+    # protected pool's, which names its own group (tests/infra/test_pool_lifecycle.py).
     inline = [r for r in plan.resources if r.type.startswith("aws:iam/rolePolicy:")]
-    assert all(r.name.endswith("-discovery") and r.parent is not None
-               and "RemoteGpuTier" in r.parent for r in inline)
+    assert all(r.parent is not None and (
+        (r.name.endswith("-discovery") and "RemoteGpuTier" in r.parent)
+        or (r.name.endswith("-scale-in-protection") and "GpuPool" in r.parent))
+        for r in inline)
 
 
 def test_pool_refuses_a_bigger_size_of_the_same_gpu(stack_plans: dict[str, Any]) -> None:

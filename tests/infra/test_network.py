@@ -65,6 +65,9 @@ def test_endpoints_reach_aws_without_internet(stack: str, stack_plans: dict[str,
     endpoints = {e.inputs["serviceName"]: e for e in plan.of_type(ENDPOINT)}
     # proxies of remote-GPU tiers register themselves in Cloud Map: its API endpoint too
     extra = ("servicediscovery",) if loaded.config.remote_gpu else ()
+    # pools with scale-in protection release it through the Auto Scaling API
+    if any(p.scale_in_protection for p in loaded.config.pools):
+        extra += ("autoscaling",)
     interface = {f"com.amazonaws.{region}.{s}" for s in (*INTERFACE_SERVICES, *extra)}
     assert set(endpoints) == interface | {f"com.amazonaws.{region}.s3"}
     assert {"ssm", "ssmmessages", "ec2messages", "monitoring", "logs"} <= set(INTERFACE_SERVICES)

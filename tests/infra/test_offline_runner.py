@@ -165,9 +165,18 @@ def test_main_program_stops_on_bad_config_before_declaring_anything(
 
 def test_unanswered_data_source_call_fails_loudly() -> None:
     def program() -> None:
+        aws.ec2.get_key_pair(key_name="ops")
+
+    with pytest.raises(UnansweredCall,
+                       match=r"no offline answer for aws:ec2/getKeyPair:getKeyPair"):
+        run_program(program, project="p", stack="s", fixture=load_fixture("us-east-1"))
+
+
+def test_image_search_is_not_answered_from_recorded_images() -> None:
+    def program() -> None:
         aws.ec2.get_ami(most_recent=True, owners=["amazon"])
 
-    with pytest.raises(UnansweredCall, match=r"no offline answer for aws:ec2/getAmi:getAmi"):
+    with pytest.raises(UnansweredCall, match=r"only images named by image-id or name"):
         run_program(program, project="p", stack="s", fixture=load_fixture("us-east-1"))
 
 
