@@ -82,7 +82,8 @@ def define_stack(
     remote = {  # GPU API remoting: proxies for CPU-only clients
         tier.name: RemoteGpuTier(f"{stack}-{tier.name}", RemoteGpuTierArgs(
             tier=tier, resolved=tiers[tier.name], network=attachment, region=config.region,
-            stack=stack, tags=config.chargeback(tier), partition=partition.partition))
+            stack=stack, tags=config.chargeback(tier), partition=partition.partition,
+            image=config.images.for_arch(tiers[tier.name].proxy.arch)))
         for tier in config.remote_gpu
     }
     for k8s_pool in config.kubernetes:  # the hybrid half: GPU pools on Kubernetes clusters

@@ -39,7 +39,6 @@ from gpupool.config.remote_gpu import (
     ResolvedTier,
 )
 from infra.aws import discovery, gpu_host, limits, user_data
-from infra.aws.gpu_host import AMI_PARAMETERS
 from infra.aws.network import PoolNetwork
 
 # Canonical's Ubuntu 22.04 for the CPU clients (the proxies' DLAMI is Ubuntu 22.04 too).
@@ -73,6 +72,7 @@ class RemoteGpuTierArgs:
     stack: str  # names the DNS namespace: proxy.<tier>.<stack>.gpupool.internal
     tags: Mapping[str, str] = field(default_factory=dict)  # StackConfig.chargeback(tier)
     partition: str = "aws"
+    image: str | None = None  # pinned proxy AMI (gpupool:images); None: the DLAMI, kept once taken
 
 
 class RemoteGpuTier(pulumi.ComponentResource):
@@ -161,16 +161,20 @@ class RemoteGpuTier(pulumi.ComponentResource):
                 lambda v: discovery.role_policy(args.partition, v[0], v[1]))), opts=child)
         boot = service.id.apply(lambda sid: user_data.user_data(
             args.region, extra=discovery.register_script(args.region, sid, tier.port)))
-        ami = aws.ssm.get_parameter_output(
-            name=AMI_PARAMETERS[proxy.arch], opts=pulumi.InvokeOutputOptions(parent=self))
+        # the pools' image rules: root device and least size read from the image, pinned
+        # per stack or kept as first deployed (a new DLAMI release does not roll the proxies)
+        image = gpu_host.host_image(self, proxy.arch, args.image,
+                                    root_volume_gib=tier.root_volume_gib,
+                                    who=f"remote GPU tier {tier.name}")
         template = gpu_host.launch_template(
             self, name,
             description=f"gpupool tier {tier.name} proxy: {proxy.instance_type} "
                         f"({proxy.gpu_model}), {resolved.why}",
-            image_id=ami.insecure_value, instance_type=proxy.instance_type,
+            image_id=image.image_id, instance_type=proxy.instance_type,
             user_data_b64=boot, profile_arn=profile.arn, security_group_ids=[proxy_sg.id],
             root_volume_gib=tier.root_volume_gib, tags=proxy_tags,
-            placement_group=placement.name, ena_express=resolved.ena_express)
+            placement_group=placement.name, ena_express=resolved.ena_express,
+            root_device_name=image.root_device_name, keep_image=not image.pinned)
         hook = aws.autoscaling.GroupInitialLifecycleHookArgs(
             name=discovery.HOOK_NAME,
             lifecycle_transition="autoscaling:EC2_INSTANCE_TERMINATING",

@@ -222,3 +222,15 @@ def test_validate_says_which_images_are_pinned(
     assert "image x86_64: pinned to ami-0aaaaaaaaaaaaaaa1 (gpupool:images.x86_64)" in out
     assert "image arm64: the Deep Learning Base OSS NVIDIA Driver AMI current at first " \
            "deployment, kept after (pin gpupool:images.arm64 to move it)" in out
+
+
+def test_remote_gpu_proxies_follow_the_same_image_rules() -> None:
+    loaded = load_stack(str(ROOT / "stacks" / "Pulumi.staging.yaml"))
+    assert loaded.config.remote_gpu
+    regs = registrations(loaded)
+    proxies = [r for r in regs.values() if r.type == LT and "RemoteGpuTier" in r.urn
+               and r.inputs["imageId"] == DLAMI_X86]
+    assert proxies
+    for lt in proxies:
+        assert lt.ignore_changes == ("imageId",)
+        assert lt.inputs["blockDeviceMappings"][0]["deviceName"] == "/dev/sda1"
