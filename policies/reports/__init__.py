@@ -23,9 +23,26 @@ def render(
     width: int | None = None,
     root: Path | None = None,
 ) -> str:
-    """Render in ``fmt``; ``color``/``width`` matter to text only, ``root`` to SARIF only."""
+    """Render in ``fmt``; ``color``/``width`` matter to text only, ``root`` to SARIF only.
+
+    The text returned always encodes as UTF-8: a lone surrogate in a resource name or file name
+    is written as its escape (see :mod:`policies.reports.printable`).
+    """
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    try:
+        out = _render(result, fmt, color, width, root)
+        out.encode("utf-8")
+        return out
+    except UnicodeEncodeError:
+        from policies.reports import printable
+
+        if fmt == "json":  # the surrogates sit in JSON strings: write them as \uXXXX escapes
+            return printable.json_escaped(_render(result, fmt, color, width, root))
+        return _render(printable.printable(result), fmt, color, width, root)
+
+
+def _render(result: Result, fmt: str, color: bool, width: int | None, root: Path | None) -> str:
     module = importlib.import_module(f"policies.reports.{fmt}")
     if fmt == "text":
         return str(module.render(result, color=color, width=width))
