@@ -20,6 +20,7 @@ import grpc
 import pulumi_policy.policy as sdk
 from pulumi_policy import EnforcementLevel, ReportViolation
 
+from policies.crossguard import depth
 from policies.crossguard.props import request_scope
 from policies.engine import level as engine_level
 from policies.rules.base import Enforcement, Finding
@@ -87,6 +88,7 @@ def leveled_servicer(config_checks: Mapping[str, ConfigCheck], pack_name: str,
     class LeveledServicer(base):  # type: ignore[misc,valid-type]
         def __init__(self, name, sdk_version, *args, **kwargs):  # type: ignore[no-untyped-def]
             super().__init__(name, version or sdk_version, *args, **kwargs)
+            self._gpupool_version = version or sdk_version
 
         def _create_report_violation(  # type: ignore[no-untyped-def]
             self, response, policy_name, policy_description, enforcement_level, severity=None
@@ -100,8 +102,22 @@ def leveled_servicer(config_checks: Mapping[str, ConfigCheck], pack_name: str,
             return LeveledReport(make, enforcement_level)
 
         def Analyze(self, request, context):  # type: ignore[no-untyped-def]
+            cuts = depth.cut_deep(request.properties)  # before the SDK recurses into them
             with request_scope():
-                return super().Analyze(request, context)
+                response = super().Analyze(request, context)
+            if cuts:
+                response.diagnostics.append(depth.diagnostic(
+                    sdk.proto, request.urn, cuts, pack_name, self._gpupool_version))
+            return response
+
+        def AnalyzeStack(self, request, context):  # type: ignore[no-untyped-def]
+            deep = [(r.urn, cuts) for r in request.resources
+                    if (cuts := depth.cut_deep(r.properties))]
+            response = super().AnalyzeStack(request, context)
+            for urn, cuts in deep:
+                response.diagnostics.append(depth.diagnostic(
+                    sdk.proto, urn, cuts, pack_name, self._gpupool_version))
+            return response
 
         def Configure(self, request, context):  # type: ignore[no-untyped-def]
             result = super().Configure(request, context)
