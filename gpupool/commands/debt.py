@@ -1,0 +1,89 @@
+"""``gpupool debt [--region R] [--since 7d | --start T --end T] [--period S] [--by pool|team]
+[--format text|json|csv] [--chart FILE.png|FILE.svg] [--output FILE]``.
+
+Reads the region's GPU autoscaling groups and their CloudWatch series (boto3: the standard
+credential chain, ``AWS_ENDPOINT_URL`` honoured) and reports capacity, allocation, use and
+compute debt per pool and team. The window, the chart's file name and the region are checked
+before any API call; AWS failures are one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from gpupool.errors import InputError
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpupool.catalog import load_catalog
+    from gpupool.debt.aws import make_clients
+    from gpupool.debt.chart import FORMATS
+    from gpupool.debt.render import render_csv, render_json, render_text
+    from gpupool.debt.report import build_report
+    from gpupool.debt.window import resolve_window
+
+    window = resolve_window(since=args.since, start=args.start, end=args.end,
+                            period=args.period)
+    if args.chart and Path(args.chart).suffix.lower() not in FORMATS:
+        raise InputError(f"--chart {args.chart}: expected a file name ending in .png or .svg")
+    clients = make_clients(args.region)
+    with _progress() as progress:
+        report = build_report(clients, window, load_catalog(), progress=progress)
+
+    if args.format == "json":
+        text = render_json(report)
+    elif args.format == "csv":
+        text = render_csv(report, args.by)
+    else:
+        color, width = (False, None) if args.output else _terminal()
+        text = render_text(report, args.by, width=width, color=color)
+    if args.chart:
+        from gpupool.debt.chart import write_chart
+
+        write_chart(report, args.chart, args.by)
+        sys.stderr.write(f"gpupool debt: chart written to {args.chart}\n")
+    if args.output:
+        from gpupool.commands.check import write_atomically
+
+        write_atomically(Path(args.output), text)
+        sys.stderr.write(f"gpupool debt: {args.format} report written to {args.output}\n")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+Advance = Callable[[int], None]
+
+
+@contextmanager
+def _progress() -> Iterator[Callable[[str, int], Advance] | None]:
+    """A rich progress bar on stderr while the series are read (only on a terminal)."""
+    from rich.console import Console
+
+    console = Console(file=sys.stderr)
+    if not console.is_terminal:
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("series"), console=console, transient=True) as bar:
+
+        def start(description: str, total: int) -> Advance:
+            task = bar.add_task(description, total=total)
+            return lambda n: bar.advance(task, n)
+
+        yield start
+
+
+def _terminal() -> tuple[bool, int | None]:
+    from rich.console import Console
+
+    console = Console(file=sys.stdout)
+    if console.is_terminal and console.color_system is not None and not console.no_color:
+        return True, console.width
+    return False, None

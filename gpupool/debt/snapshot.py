@@ -1,0 +1,149 @@
+"""Read a ``gpupool debt --format json`` document back: the utilisation snapshot policies judge.
+
+Deliberately free of boto3 and of the report's own code: the policy engine and the CrossGuard
+pack load this module, and a pull-request check must not pay for (or need) an AWS SDK. Only the
+keys the guardrail reads are validated; everything else in the document is kept but ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gpupool.errors import InputError
+
+MAX_BYTES = 64 * 1024 * 1024
+_Fraction = Annotated[float, Field(ge=0, le=1)]
+_NonNegative = Annotated[float, Field(ge=0)]
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class SnapshotWindow(_Lenient):
+    start: datetime
+    end: datetime
+    period_s: Annotated[int, Field(gt=0)]
+
+    @property
+    def hours(self) -> float:
+        return (self.end - self.start).total_seconds() / 3600
+
+
+class SnapshotPool(_Lenient):
+    pool: Annotated[str, Field(min_length=1)]
+    team: str | None = None
+    instance_type: str
+    gpus_per_instance: _NonNegative
+    status: str = "measured"
+    min_size: Annotated[int, Field(ge=0)] | None = None
+    max_size: Annotated[int, Field(ge=0)] | None = None
+    desired_capacity: Annotated[int, Field(ge=0)] | None = None
+    allocated_gpu_hours: _NonNegative | None = None
+    used_gpu_hours: _NonNegative | None = None
+    debt_gpu_hours: _NonNegative | None = None
+    utilisation: _Fraction | None = None
+    debt_usd: _NonNegative | None = None
+    price_per_gpu_hour: _NonNegative | None = None
+
+    @property
+    def measured(self) -> bool:
+        return self.utilisation is not None
+
+
+class Snapshot(_Lenient):
+    generated_at: datetime | None = None
+    region: str | None = None
+    window: SnapshotWindow
+    pools: list[SnapshotPool]
+    path: str = ""
+
+    def taken_at(self) -> datetime:
+        when = self.generated_at or self.window.end
+        return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+    def age(self, now: datetime | None = None) -> timedelta:
+        return (now or datetime.now(UTC)) - self.taken_at()
+
+    def by_name(self) -> dict[str, SnapshotPool]:
+        return {p.pool: p for p in self.pools}
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out.lstrip(".") or "(document)"
+
+
+def parse_snapshot(doc: Any, path: str) -> Snapshot:
+    """Validate a parsed document; :class:`InputError` names the file and every bad key."""
+    if not isinstance(doc, dict) or "pools" not in doc or "window" not in doc:
+        raise InputError(f"{path}: expected the JSON of `gpupool debt --format json` "
+                         "(an object with window and pools)")
+    try:
+        snap = Snapshot.model_validate({**doc, "path": path})
+    except ValidationError as e:
+        lines = []
+        for err in e.errors(include_url=False):
+            got = err.get("input")
+            shown = "" if isinstance(got, dict | list) else f", got {got!r}"
+            msg = str(err["msg"]).removeprefix("Value error, ")
+            lines.append(f"{path}: {_where(tuple(err['loc']))}: expected {msg[:1].lower()}"
+                         f"{msg[1:]}{shown}")
+        raise InputError(lines) from None
+    return snap
+
+
+def read_snapshot(path: str | os.PathLike[str]) -> Snapshot:
+    shown = str(path)
+    try:
+        size = Path(path).stat().st_size
+        if size > MAX_BYTES:
+            raise InputError(f"{shown}: {size:,} bytes is more than a snapshot can be "
+                             f"({MAX_BYTES:,})")
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{shown}: no such file (write one with gpupool debt --format json "
+                         "--output FILE)") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{shown}: cannot read ({getattr(e, 'strerror', None) or e})"
+                         ) from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{shown}: line {e.lineno}: expected JSON ({e.msg})") from None
+    return parse_snapshot(doc, shown)
+
+
+class SnapshotCache:
+    """Snapshots by path, re-read only when the file changes (the pack is called per stack)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[str, tuple[tuple[int, int], Snapshot]] = {}
+
+    def load(self, path: str) -> Snapshot:
+        try:
+            st = os.stat(path)
+        except OSError as e:
+            raise InputError(f"{path}: cannot read ({e.strerror})") from None
+        stamp = (st.st_mtime_ns, st.st_size)
+        with self._lock:
+            hit = self._entries.get(path)
+            if hit is not None and hit[0] == stamp:
+                return hit[1]
+        snap = read_snapshot(path)
+        with self._lock:
+            self._entries[path] = (stamp, snap)
+        return snap
+
+
+CACHE = SnapshotCache()

@@ -1,0 +1,30 @@
+"""Fixtures for the compute-debt tests: a clean moto server state and a fixed window."""
+
+from __future__ import annotations
+
+import sys
+import urllib.request
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # debt_fleet (importlib mode)
+
+from gpupool.debt.window import Window
+
+
+@pytest.fixture
+def moto(aws_env: str) -> str:
+    """The session's moto server, emptied: every test builds its own fleet."""
+    request = urllib.request.Request(f"{aws_env}/moto-api/reset", method="POST")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 200
+    return aws_env
+
+
+@pytest.fixture
+def window() -> Window:
+    """Six whole hours ending at the last full hour."""
+    now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    return Window(now - timedelta(hours=6), now, 3600)
