@@ -46,13 +46,13 @@ def run(args: argparse.Namespace) -> int:
 
         write_chart(report, args.chart, args.by)
         sys.stderr.write(f"gpupool debt: chart written to {args.chart}\n")
-    if args.output:
-        from gpupool.commands.check import write_atomically
+    from gpupool.output import write_output, write_stdout
 
-        write_atomically(Path(args.output), text)
-        sys.stderr.write(f"gpupool debt: {args.format} report written to {args.output}\n")
+    if args.output:
+        if not write_output(args.output, text):
+            sys.stderr.write(f"gpupool debt: {args.format} report written to {args.output}\n")
     else:
-        sys.stdout.write(text)
+        write_stdout(text)
     return 0
 
 
