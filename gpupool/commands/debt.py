@@ -32,7 +32,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--chart {args.chart}: expected a file name ending in .png or .svg")
     clients = make_clients(args.region)
     with _progress() as progress:
-        report = build_report(clients, window, load_catalog(), progress=progress)
+        report = build_report(clients, window, load_catalog(region=clients.region),
+                              progress=progress)
 
     if args.format == "json":
         text = render_json(report)

@@ -71,6 +71,7 @@ class Report:
     threshold: float = LOW_UTILISATION
     generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     groups_seen: int = 0
+    price_region: str = "us-east-1"  # the catalog's prices: the report's region when recorded
 
     def offenders(self, n: int = OFFENDERS) -> list[PoolFigures]:
         """The pools with the most debt in dollars (GPU-hours when unpriced)."""
@@ -145,6 +146,7 @@ class Report:
             "region": self.region,
             "window": self.window.to_dict(),
             "price_basis": "on-demand, catalog prices (spot share of each pool noted)",
+            "price_region": self.price_region,
             "threshold": self.threshold,
             "pools": [self.pool_row(f) for f in self.pools],
             "teams": [self.group_row(g) for g in self.teams],
@@ -175,7 +177,7 @@ def group_by_team(figures: Sequence[PoolFigures], window: Window) -> list[Group]
 def assemble(discovery: Discovery, readings: Readings, window: Window, region: str,
              optimizer: OptimizerView, *, api_calls: int = 0,
              api_detail: dict[str, Any] | None = None,
-             threshold: float = LOW_UTILISATION) -> Report:
+             threshold: float = LOW_UTILISATION, price_region: str = "us-east-1") -> Report:
     """Figures, teams, totals, advice and findings from what was read."""
     figures = [pool_figures(p, readings, window) for p in discovery.pools]
     findings: list[dict[str, str]] = list(discovery.findings)
@@ -204,6 +206,7 @@ def assemble(discovery: Discovery, readings: Readings, window: Window, region: s
         metric_calls=readings.calls,
         threshold=threshold,
         groups_seen=discovery.groups_seen,
+        price_region=price_region,
     )
 
 
@@ -222,4 +225,5 @@ def build_report(clients: Clients, window: Window, catalog: Catalog, *,
     optimizer = (read_recommendations(clients, discovery.pools, catalog)
                  if compute_optimizer else OptimizerView(reason="not asked"))
     return assemble(discovery, readings, window, clients.region, optimizer,
-                    api_calls=clients.calls.total, api_detail=clients.calls.to_dict())
+                    api_calls=clients.calls.total, api_detail=clients.calls.to_dict(),
+                    price_region=catalog.price_region)

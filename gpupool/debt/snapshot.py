@@ -17,6 +17,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gpupool.errors import InputError
+from gpupool.jsonio import JsonProblem, loads
 
 MAX_BYTES = 64 * 1024 * 1024
 _Fraction = Annotated[float, Field(ge=0, le=1)]
@@ -83,6 +84,24 @@ def _where(loc: tuple[Any, ...]) -> str:
     return out.lstrip(".") or "(document)"
 
 
+def _expected(err: Any) -> str:
+    kind, ctx = str(err["type"]), err.get("ctx") or {}
+    if kind.startswith(("datetime", "date")):
+        return "expected an ISO 8601 time such as 2026-11-30T06:00:00Z"
+    if kind == "missing":
+        return "expected a value: this key is required"
+    if kind == "less_than_equal":
+        return f"expected at most {ctx.get('le'):g}"
+    if kind in ("greater_than_equal", "greater_than"):
+        return f"expected at least {ctx.get('ge', ctx.get('gt')):g}"
+    if kind.startswith(("float", "int")):
+        return "expected a number"
+    if kind.startswith("string"):
+        return "expected text"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    return f"expected {msg[:1].lower()}{msg[1:]}"
+
+
 def parse_snapshot(doc: Any, path: str) -> Snapshot:
     """Validate a parsed document; :class:`InputError` names the file and every bad key."""
     if not isinstance(doc, dict) or "pools" not in doc or "window" not in doc:
@@ -94,10 +113,9 @@ def parse_snapshot(doc: Any, path: str) -> Snapshot:
         lines = []
         for err in e.errors(include_url=False):
             got = err.get("input")
-            shown = "" if isinstance(got, dict | list) else f", got {got!r}"
-            msg = str(err["msg"]).removeprefix("Value error, ")
-            lines.append(f"{path}: {_where(tuple(err['loc']))}: expected {msg[:1].lower()}"
-                         f"{msg[1:]}{shown}")
+            shown = "" if isinstance(got, dict | list) or err["type"] == "missing" else (
+                f", got {got!r}")
+            lines.append(f"{path}: {_where(tuple(err['loc']))}: {_expected(err)}{shown}")
         raise InputError(lines) from None
     return snap
 
@@ -117,9 +135,11 @@ def read_snapshot(path: str | os.PathLike[str]) -> Snapshot:
         raise InputError(f"{shown}: cannot read ({getattr(e, 'strerror', None) or e})"
                          ) from None
     try:
-        doc = json.loads(text)
+        doc = loads(text)
     except json.JSONDecodeError as e:
         raise InputError(f"{shown}: line {e.lineno}: expected JSON ({e.msg})") from None
+    except JsonProblem as e:
+        raise InputError(f"{shown}: {e}") from None
     return parse_snapshot(doc, shown)
 
 
@@ -133,6 +153,8 @@ class SnapshotCache:
     def load(self, path: str) -> Snapshot:
         try:
             st = os.stat(path)
+        except FileNotFoundError:
+            return read_snapshot(path)  # its message: no such file, and how to make one
         except OSError as e:
             raise InputError(f"{path}: cannot read ({e.strerror})") from None
         stamp = (st.st_mtime_ns, st.st_size)

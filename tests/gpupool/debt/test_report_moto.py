@@ -265,3 +265,17 @@ def test_pools_with_different_gpu_counts_in_one_group_are_noted(moto: str,
     notes = [f["message"] for f in report.findings if f["finding"] == "note"]
     assert notes and "different GPU counts" in notes[0]
     assert by_pool(report)["mixed"]["gpus_per_instance"] == 1
+
+
+def test_prices_are_the_regions(moto: str, window: Window) -> None:
+    """A report for eu-west-1 prices its debt at eu-west-1's on-demand price."""
+    session = boto3.session.Session()
+    build_fleet(session, fleet()[:1], window, region="eu-west-1")
+    catalog = load_catalog(region="eu-west-1")
+    row = catalog.get("g4dn.xlarge")
+    assert row is not None and row.price_per_gpu_hour not in (None, T4_PER_GPU)
+    report = build_report(make_clients("eu-west-1", session), window, catalog,
+                          compute_optimizer=False)
+    d = report.to_dict()
+    assert (d["region"], d["price_region"]) == ("eu-west-1", "eu-west-1")
+    assert d["pools"][0]["debt_usd"] == round(9.6 * row.price_per_gpu_hour, 2)

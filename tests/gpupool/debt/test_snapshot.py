@@ -36,9 +36,10 @@ def test_the_report_reads_back_as_a_snapshot(tmp_path: Path) -> None:
     ('{"window": {"start": "2026-11-01T00:00:00Z", "end": "2026-11-02T00:00:00Z", '
      '"period_s": 3600}, "pools": [{"pool": "p", "instance_type": "g4dn.xlarge", '
      '"gpus_per_instance": 1, "utilisation": 12}]}',
-     "pools[0].utilisation: expected input should be less than or equal to 1, got 12"),
+     "pools[0].utilisation: expected at most 1, got 12"),
     ('{"window": {"start": "soon", "end": "2026-11-02T00:00:00Z", "period_s": 3600}, '
-     '"pools": []}', "window.start: expected input should be a valid datetime"),
+     '"pools": []}',
+     "window.start: expected an ISO 8601 time such as 2026-11-30T06:00:00Z, got 'soon'"),
     ("{", "line 1: expected JSON"),
 ])
 def test_bad_snapshots_name_the_file_and_key(tmp_path: Path, doc: str, expected: str) -> None:
