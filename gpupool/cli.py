@@ -177,6 +177,9 @@ def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     ch.add_argument("--waivers", metavar="FILE", help="waivers (YAML)")
     ch.add_argument("--today", metavar="DATE",
                     help="judge waiver expiry as of this day, YYYY-MM-DD (default: today)")
+    ch.add_argument("--utilisation", metavar="SNAPSHOT",
+                    help="gpupool debt --format json output: the measured utilisation "
+                         "gpu-capacity-vs-utilisation judges capacity raises by")
     ch.add_argument("--teams", metavar="FILE",
                     help="teams file for team-gpu-quota (stacks/teams.yaml); not read by default")
     ch.add_argument("--changed-only", action="store_true", help="skip unchanged (no-op) resources")

@@ -83,6 +83,11 @@ def _load_inputs(args: argparse.Namespace, plan_files: list[str]) -> tuple[Setti
             settings = with_teams(settings, args.teams)
         except InputError as e:
             problems += e.problems
+    if settings is not None and getattr(args, "utilisation", None):
+        try:
+            settings = with_utilisation(settings, args.utilisation)
+        except InputError as e:
+            problems += e.problems
     plans: list[Plan] = []
     to_load = []
     for name in plan_files:
@@ -159,6 +164,21 @@ def with_teams(settings: Settings, path: str) -> Settings:
     params = get_rule(rule_id).parse_params(params_with_file(raw, path))
     return replace(settings, policies={**settings.policies,
                                        rule_id: replace(current, params=params)})
+
+
+def with_utilisation(settings: Settings, path: str) -> Settings:
+    """``--utilisation FILE``: the snapshot gpu-capacity-vs-utilisation judges by (it wins over
+    the config's utilisationSnapshot)."""
+    from gpupool.debt.snapshot import read_snapshot
+    from policies.rules import get_rule
+
+    read_snapshot(path)  # every problem of the file, one line each, before the params see it
+    rule = get_rule("gpu-capacity-vs-utilisation")
+    current = settings.policies[rule.meta.id]
+    raw = current.params.model_dump(by_alias=True, exclude_defaults=True)
+    params = rule.parse_params({**raw, "utilisationSnapshot": str(Path(path).resolve())})
+    return replace(settings, policies={**settings.policies,
+                                       rule.meta.id: replace(current, params=params)})
 
 
 def with_waiver_detail(result: Result, settings: Settings) -> Result:

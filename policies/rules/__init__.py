@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from policies.rules.base import Rule
 from policies.rules.ebs_encrypted import RULE as EBS_ENCRYPTED
+from policies.rules.gpu_capacity_vs_utilisation import RULE as GPU_CAPACITY_VS_UTILISATION
 from policies.rules.gpu_chargeback_tags import RULE as GPU_CHARGEBACK_TAGS
 from policies.rules.gpu_no_vertical_upsize import RULE as GPU_NO_VERTICAL_UPSIZE
 from policies.rules.gpu_pool_scales_on_utilisation import RULE as GPU_POOL_SCALES
@@ -27,6 +28,7 @@ ALL_RULES: tuple[Rule, ...] = (
     GPU_NO_VERTICAL_UPSIZE,
     GPU_SMALLEST_INSTANCE,
     GPU_POOL_SCALES,
+    GPU_CAPACITY_VS_UTILISATION,
     GPU_CHARGEBACK_TAGS,
     IMDSV2_REQUIRED,
     EBS_ENCRYPTED,

@@ -39,12 +39,12 @@ def test_every_rule_has_allowed_and_denied_examples() -> None:
 def test_rule_ids_are_the_fixed_ones_in_order() -> None:
     assert [r.meta.id for r in ALL_RULES] == [
         "gpu-no-vertical-upsize", "gpu-smallest-instance", "gpu-pool-scales-on-utilisation",
-        "gpu-chargeback-tags", "imdsv2-required", "ebs-encrypted",
-        "gpu-proxy-placement", "gpu-proxy-private", "gpu-proxy-network-budget", "team-gpu-quota",
-        "k8s-gpu-per-container", "k8s-gpu-limits", "k8s-gpu-namespace-quota",
+        "gpu-capacity-vs-utilisation", "gpu-chargeback-tags", "imdsv2-required",
+        "ebs-encrypted", "gpu-proxy-placement", "gpu-proxy-private", "gpu-proxy-network-budget",
+        "team-gpu-quota", "k8s-gpu-per-container", "k8s-gpu-limits", "k8s-gpu-namespace-quota",
         "k8s-gpu-workload-autoscaled", "karpenter-gpu-smallest",
     ]
-    assert get_rule("ebs-encrypted") is ALL_RULES[5]
+    assert get_rule("ebs-encrypted") is ALL_RULES[6]
     with pytest.raises(KeyError, match="known: gpu-no-vertical-upsize"):
         get_rule("gpu-nope")
 
