@@ -19,6 +19,7 @@ from gpupool.config.models import StackConfig
 from gpupool.config.remote_gpu import ResolvedTier
 from gpupool.envelope import StackEnvelope, stack_envelope
 from infra.aws.gpu_pool import GpuPool, GpuPoolArgs
+from infra.aws.monitoring import GpuMonitoring, GpuMonitoringArgs, PoolWatch
 from infra.aws.network import PROTECTION_SERVICES, GpuNetwork, GpuNetworkArgs
 from infra.aws.remote_gpu import DISCOVERY_SERVICES, RemoteGpuTier, RemoteGpuTierArgs
 from infra.k8s import KubernetesGpuPool, KubernetesGpuPoolArgs
@@ -86,6 +87,13 @@ def define_stack(
             image=config.images.for_arch(tiers[tier.name].proxy.arch)))
         for tier in config.remote_gpu
     }
+    GpuMonitoring(f"{stack}-monitoring", GpuMonitoringArgs(  # compute debt, live
+        stack=stack, region=config.region, config=config.monitoring, tags=stack_tags(config),
+        pools=[PoolWatch(pool.name, pools[pool.name].group_name,
+                         instance_types[pool.name].gpu_count,
+                         instance_types[pool.name].instance_type,
+                         instance_types[pool.name].gpu_model, config.chargeback(pool))
+               for pool in config.pools]))
     for k8s_pool in config.kubernetes:  # the hybrid half: GPU pools on Kubernetes clusters
         KubernetesGpuPool(f"{stack}-{k8s_pool.name}", KubernetesGpuPoolArgs(
             stack=config, pool=k8s_pool, node_type=kubernetes_node_type(k8s_pool)))

@@ -20,6 +20,8 @@ from gpupool.config import kubernetes as k8s_config
 from gpupool.config.base import ConfigModel, duplicate_names
 from gpupool.config.images import AMI_ID, ImagePins
 from gpupool.config.kubernetes import KubernetesPoolConfig
+from gpupool.config.monitoring import PATTERN_HINTS as MONITORING_HINTS
+from gpupool.config.monitoring import MonitoringConfig
 
 if TYPE_CHECKING:  # defined in its own module, which extends GpuPoolConfig and completes
     from gpupool.config.remote_gpu import RemoteGpuTierConfig  # StackConfig (model_rebuild)
@@ -47,6 +49,7 @@ PATTERN_HINTS: dict[str, str] = {
     _TAG_TEXT: "letters, digits, spaces and _ . : / = + - @ only (the characters AWS allows in "
     "tags of every service the pools use)",
     **k8s_config.PATTERN_HINTS,
+    **MONITORING_HINTS,
 }
 
 
@@ -175,6 +178,7 @@ class StackConfig(_Model):
     kubernetes: Annotated[list[KubernetesPoolConfig], Field(max_length=50)] = []
     remote_gpu: Annotated[list[RemoteGpuTierConfig], Field(max_length=50)] = []
     images: ImagePins = ImagePins()  # pinned AMI per architecture (gpupool.config.images)
+    monitoring: MonitoringConfig = MonitoringConfig()  # low-utilisation alarms, dashboard
 
     @field_validator("kubernetes")
     @classmethod

@@ -55,7 +55,8 @@ def test_components_parent_their_resources(stack: str, stack_plans: dict[str, An
     root_urn = plan.resources[0].urn
     components = [r for r in plan.resources if not r.custom and r.parent is not None]
     assert sorted(c.type for c in components) == sorted(
-        ["gpupool:aws:GpuNetwork"] + ["gpupool:aws:GpuPool"] * len(loaded.config.pools)
+        ["gpupool:aws:GpuNetwork", "gpupool:aws:GpuMonitoring"]
+        + ["gpupool:aws:GpuPool"] * len(loaded.config.pools)
         + ["gpupool:k8s:KubernetesGpuPool"] * len(loaded.config.kubernetes)
         + ["gpupool:aws:RemoteGpuTier"] * len(loaded.config.remote_gpu)
     )

@@ -1,0 +1,160 @@
+"""Compute debt, live: the low-utilisation alarm per pool, the SNS topic, the stack's dashboard.
+
+Through the offline runner (the program under Pulumi's mock runtime), on the kit's own stacks
+and on stack files written by the tests.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpupool.config import load_stack
+from gpupool.errors import InputError
+from infra.aws.monitoring import dashboard_name
+from infra.offline import OfflinePlan, run_offline
+
+from .conftest import EXISTING_VPC_STACK
+
+ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
+DASHBOARD = "aws:cloudwatch/dashboard:Dashboard"
+TOPIC = "aws:sns/topic:Topic"
+
+
+def plan_of(path: Path) -> OfflinePlan:
+    return run_offline(load_stack(str(path)))
+
+
+def group_names(plan: OfflinePlan) -> dict[str, str]:
+    """Pool name → the group's name (autonamed at create: the stack's groupNames output)."""
+    return dict(plan.outputs["groupNames"])
+
+
+@pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
+def test_every_pool_of_the_kits_stacks_has_a_low_utilisation_alarm(
+        stack: str, stack_plans: dict[str, Any]) -> None:
+    loaded, plan = stack_plans[stack]
+    groups = group_names(plan)
+    alarms = plan.of_type(ALARM)
+    assert len(alarms) == len(loaded.config.pools) == len(groups)
+    by_group = {a.inputs["dimensions"]["AutoScalingGroupName"]: a.inputs for a in alarms}
+    assert set(by_group) == set(groups.values())
+    cfg = loaded.config.monitoring.low_utilisation_alarm
+    for pool, group in groups.items():
+        a = by_group[group]
+        assert (a["namespace"], a["metricName"], a["statistic"]) == (
+            "CWAgent", "nvidia_smi_utilization_gpu", "Average")
+        assert (a["period"], a["evaluationPeriods"], a["datapointsToAlarm"]) == (
+            3600, cfg.hours, cfg.hours)
+        assert (a["threshold"], a["comparisonOperator"], a["treatMissingData"]) == (
+            cfg.threshold, "LessThanThreshold", "notBreaching")
+        assert a["tags"]["gpupool:pool"] == pool and a["tags"]["team"]
+        assert f"below {cfg.threshold:g} % for {cfg.hours} h" in a["alarmDescription"]
+
+
+@pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
+def test_one_dashboard_per_stack_draws_every_pool(stack: str,
+                                                 stack_plans: dict[str, Any]) -> None:
+    loaded, plan = stack_plans[stack]
+    (board,) = plan.of_type(DASHBOARD)
+    assert board.inputs["dashboardName"] == f"gpupool-{stack}"
+    body = json.loads(board.inputs["dashboardBody"])
+    text = json.dumps(body)
+    for group in group_names(plan).values():
+        assert text.count(f'"{group}"') >= 4  # max size, in service, utilisation twice
+    widgets = [w for w in body["widgets"] if w["type"] == "metric"]
+    per_pool = [w for w in widgets if w["properties"]["title"].endswith(", GPUs")
+                and not w["properties"]["title"].startswith("All pools")]
+    assert len(per_pool) == len(loaded.config.pools)
+    for w in per_pool:
+        exprs = {m[0]["label"]: m[0]["expression"] for m in w["properties"]["metrics"]
+                 if isinstance(m[0], dict)}
+        assert set(exprs) == {"capacity (GPUs)", "allocated (GPUs)", "used (GPUs)"}
+        assert "FILL" not in exprs["used (GPUs)"]  # unmeasured hours are gaps, not zero use
+    ids = [m[-1]["id"] for w in widgets for m in w["properties"]["metrics"]
+           if isinstance(m[-1], dict) and "id" in m[-1]]
+    assert all(i[0].islower() and i.isalnum() for i in ids)  # CloudWatch's id rule
+
+
+def test_gpus_per_instance_scale_the_dashboard() -> None:
+    from gpupool.catalog import load_catalog
+    from infra.aws.monitoring import PoolWatch, dashboard_body
+
+    row = load_catalog().get("g4dn.12xlarge")
+    assert row is not None
+    body = dashboard_body("us-east-1", [(PoolWatch("big", "big-asg", row.gpu_count,
+                                                   row.instance_type, row.gpu_model),
+                                         "big-asg")], 20)
+    (widget,) = [w for w in body["widgets"] if w["properties"].get("title", "").startswith(
+        "big: g4dn")]
+    exprs = [m[0]["expression"] for m in widget["properties"]["metrics"]
+             if isinstance(m[0], dict)]
+    assert exprs == ["mx0*4", "ins0*4", "ins0*4*u0/100"]
+
+
+MONITORED = EXISTING_VPC_STACK + """\
+      gpupool:monitoring:
+        lowUtilisationAlarm: {threshold: 15, hours: 12}
+        createAlarmTopic: true
+"""
+
+
+def test_created_topic_is_encrypted_and_notified(write_stack: Callable[[str, str], Path]
+                                                 ) -> None:
+    plan = plan_of(write_stack("mon", MONITORED))
+    (topic,) = plan.of_type(TOPIC)
+    assert topic.inputs["kmsMasterKeyId"] == "alias/aws/sns"
+    (alarm,) = plan.of_type(ALARM)
+    assert alarm.inputs["threshold"] == 15 and alarm.inputs["evaluationPeriods"] == 12
+    assert alarm.inputs["alarmActions"] == alarm.inputs["okActions"]
+    assert len(alarm.inputs["alarmActions"]) == 1  # the topic's ARN, known at apply
+    assert alarm.property_dependencies["alarmActions"] == (topic.urn,)
+
+
+def test_existing_topic_and_switches(write_stack: Callable[[str, str], Path]) -> None:
+    arn = "arn:aws:sns:us-east-1:123456789012:gpu-alerts"
+    plan = plan_of(write_stack("mon", EXISTING_VPC_STACK + f"""\
+      gpupool:monitoring:
+        alarmTopicArn: {arn}
+        dashboard: false
+"""))
+    assert plan.of_type(TOPIC) == [] and plan.of_type(DASHBOARD) == []
+    (alarm,) = plan.of_type(ALARM)
+    assert alarm.inputs["alarmActions"] == [arn]
+    plan = plan_of(write_stack("off", EXISTING_VPC_STACK + """\
+      gpupool:monitoring:
+        lowUtilisationAlarm: {enabled: false}
+"""))
+    assert plan.of_type(ALARM) == [] and len(plan.of_type(DASHBOARD)) == 1
+
+
+@pytest.mark.parametrize(("monitoring", "expected"), [
+    ("{alarmTopicArn: arn:aws:sqs:us-east-1:123456789012:q}",
+     "gpupool:monitoring.alarmTopicArn: expected an SNS topic ARN such as "
+     "arn:aws:sns:us-east-1:123456789012:gpu-alerts"),
+    ("{alarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:t', createAlarmTopic: true}",
+     "gpupool:monitoring.createAlarmTopic: expected createAlarmTopic: false when alarmTopicArn "
+     "names an existing topic"),
+    ("{lowUtilisationAlarm: {hours: 169}}",
+     "gpupool:monitoring.lowUtilisationAlarm.hours: expected at most 168"),
+    ("{lowUtilisationAlarm: {threshold: 0}}",
+     "gpupool:monitoring.lowUtilisationAlarm.threshold: expected"),
+    ("{lowUtilisationAlarms: {}}",
+     "gpupool:monitoring.lowUtilisationAlarms: expected a known key, not this one (did you "
+     "mean lowUtilisationAlarm?)"),
+])
+def test_bad_monitoring_config_is_one_line_per_problem(
+        write_stack: Callable[[str, str], Path], monitoring: str, expected: str) -> None:
+    path = write_stack("bad", EXISTING_VPC_STACK + f"      gpupool:monitoring: {monitoring}\n")
+    with pytest.raises(InputError) as e:
+        load_stack(str(path))
+    assert len(e.value.problems) == 1, e.value.problems
+    assert expected in e.value.problems[0]
+
+
+def test_dashboard_names_are_what_cloudwatch_allows() -> None:
+    assert dashboard_name("team-a.prod") == "gpupool-team-a-prod"
