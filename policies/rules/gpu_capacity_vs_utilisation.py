@@ -149,8 +149,11 @@ def raised(change: ResourceChange, plan: PlanIndex, catalog: Catalog,
         return None
     sizes = tuple((k, o, n) for k in SIZES
                   if (o := old[k]) is not None and (n := new[k]) is not None and n > o)
-    new_types = tuple(r.instance_type for r in new_rows if r.instance_type not in old_types)
-    return Raise(sizes, new_types, unknown)
+    # Adding GPU types widens what the pool can launch; swapping one type for another (the
+    # same count of types) is a type change, which the sizing rules judge, not more capacity.
+    added = tuple(r.instance_type for r in new_rows if r.instance_type not in old_types)
+    grew = len({r.instance_type for r in new_rows}) > len(old_types)
+    return Raise(sizes, added if grew else (), unknown)
 
 
 def _f(value: int | None) -> float | None:
