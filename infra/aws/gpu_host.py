@@ -18,7 +18,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpupool.config.models import GpuPoolConfig
-from infra.aws import user_data
+from infra.aws import limits, user_data
 from infra.aws.network import PoolNetwork
 
 # AWS Deep Learning Base OSS NVIDIA Driver GPU AMI (Ubuntu 22.04), per architecture.
@@ -53,6 +53,17 @@ _MetricSpec = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricS
 _MetricDimension = (
     aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricDimensionArgs
 )
+
+
+def name_problem(name: str, children: Mapping[str, str]) -> str | None:
+    """The first documented AWS limit a child's derived name breaks (``children``: type →
+    suffix of ``<name>-<suffix>``, which Pulumi autonames with 8 more characters), if any: so
+    that a component fails before it declares anything."""
+    for type_, suffix in children.items():
+        problems = list(limits.resource_problems(type_, f"{name}-{suffix}", {}))
+        if problems:
+            return problems[0]
+    return None
 
 
 def child_of(owner: pulumi.Resource) -> pulumi.ResourceOptions:

@@ -21,7 +21,7 @@ import pulumi_aws as aws
 
 from gpupool.catalog import InstanceType, load_catalog
 from gpupool.config.models import GpuPoolConfig
-from infra.aws import gpu_host, limits, user_data
+from infra.aws import gpu_host, user_data
 from infra.aws.gpu_host import (  # re-exported: what users of a pool import from here
     AMI_PARAMETERS,
     GROUP_METRICS,
@@ -179,13 +179,12 @@ class GpuPool(pulumi.ComponentResource):
 def _require_valid_names(name: str) -> None:
     """Fail before declaring anything when AWS would refuse a derived name (an IAM role name is
     at most 64 characters: a long stack name plus a long pool name gets there)."""
-    for type_, suffix in NAMED_CHILDREN.items():
-        problems = list(limits.resource_problems(type_, f"{name}-{suffix}", {}))
-        if problems:
-            raise NameRefused(
-                f"pool {name!r}: {problems[0]} (Pulumi adds 8 characters to the logical name); "
-                "shorten the stack name or the pool name"
-            )
+    problem = gpu_host.name_problem(name, NAMED_CHILDREN)
+    if problem:
+        raise NameRefused(
+            f"pool {name!r}: {problem} (Pulumi adds 8 characters to the logical name); "
+            "shorten the stack name or the pool name"
+        )
 
 
 def _require_smallest(itype: InstanceType) -> None:

@@ -38,7 +38,7 @@ from gpupool.config.remote_gpu import (
     RemoteGpuTierConfig,
     ResolvedTier,
 )
-from infra.aws import discovery, gpu_host, limits, user_data
+from infra.aws import discovery, gpu_host, user_data
 from infra.aws.network import PoolNetwork
 
 # Canonical's Ubuntu 22.04 for the CPU clients (the proxies' DLAMI is Ubuntu 22.04 too).
@@ -269,8 +269,7 @@ def _require_justified(resolved: ResolvedTier) -> None:
 
 def _require_valid_names(name: str) -> None:
     """Fail before declaring anything when AWS would refuse a derived name."""
-    for type_, suffix in NAMED_CHILDREN.items():
-        problems = list(limits.resource_problems(type_, f"{name}-{suffix}", {}))
-        if problems:
-            raise TierRefused(f"tier {name!r}: {problems[0]} (Pulumi adds 8 characters to the "
-                              "logical name); shorten the stack name or the tier name")
+    problem = gpu_host.name_problem(name, NAMED_CHILDREN)
+    if problem:
+        raise TierRefused(f"tier {name!r}: {problem} (Pulumi adds 8 characters to the logical "
+                          "name); shorten the stack name or the tier name")

@@ -268,25 +268,6 @@ class NetworkIndex:
                 return found
         return None
 
-    def points_at(self, change: ResourceChange, path: str, target: ResourceChange,
-                  kinds: frozenset[ResourceKind]) -> bool | Maybe:
-        """Does ``change``'s input at ``path`` name ``target``? UNKNOWN when it cannot tell."""
-        refs = self.refs(change, path, kinds)
-        if refs:  # proven by the plan: it names exactly these
-            return any(t.address == target.address for t in refs)
-        value = get_path(change.after, path)
-        if value is UNKNOWN:
-            return UNKNOWN
-        if isinstance(value, str) and value:
-            ids = {target.after.get(k) for k in ("id", "name", "arn", "placement_group_id")}
-            if value in ids:
-                return True
-            if self.by_value(kinds, value) is not None:
-                return False  # it names another resource of the plan
-            own_known = any(isinstance(target.after.get(k), str) for k in ("id", "name", "arn"))
-            return False if own_known else UNKNOWN
-        return False
-
     # -- roles and budgets
 
     def tag(self, change: ResourceChange, key: str) -> tuple[Any, ResourceChange]:
