@@ -347,7 +347,8 @@ def _tier_dict(t: ResolvedTier) -> dict[str, Any]:
         "flowGbps": t.flow_gbps,
         "rttFloorUs": t.rtt_floor_us,
         "minGbps": t.min_gbps,
-        "maxRttUs": None if math.isinf(t.max_rtt_us) else t.max_rtt_us,
+        "maxRttUs": t.max_rtt_us,  # what the tag carries: finite, RTT_CEILING_US if unbounded
+        "rttUnbounded": t.rtt_unbounded,
         "budgetSource": t.budget_source,
         "predictedOverhead": (None if t.predicted_overhead is None
                               else round(t.predicted_overhead, 6)),

@@ -190,12 +190,14 @@ def _tiers_table(console: Console, env: StackEnvelope) -> None:
             _num(tier.flow_gbps),
             _num(tier.min_gbps),
             _num(tier.rtt_floor_us),
-            _num(tier.max_rtt_us),
+            "unbounded" if tier.rtt_unbounded else _num(tier.max_rtt_us),
             "—" if overhead is None else f"{100 * overhead:.1f} %",
         )
     console.print(t)
     for tier in env.tiers:
         console.print(f"[dim]{tier.name}: budget from {tier.budget_source}[/dim]")
+        if tier.rtt_unbounded:
+            console.print(f"[dim]{tier.name}: max RTT: {tier.max_rtt_text}[/dim]")
     console.print(
         "[dim]Gbps per flow: the proxy's baseline, capped per flow (10 Gbps in a cluster "
         "placement group, 25 with ENA Express). RTT floor: the least round trip the network "

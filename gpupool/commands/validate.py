@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         out.write(
             f"  {name}: remote GPU tier, {tier.gpu} -> {t.proxy.instance_type} ({t.why}), "
             f"{tier.min_size}..{tier.max_size} proxies, {t.kind} {t.flow_gbps:g} Gbps per flow; "
-            f"budget {t.min_gbps:g} Gbps, {t.max_rtt_us:g} us ({t.budget_source})\n"
+            f"budget {t.min_gbps:g} Gbps, {t.max_rtt_text} ({t.budget_source})\n"
         )
     if pools:
         out.write(f"  offerings: {offerings_note(loaded.config, regional)}\n")

@@ -446,7 +446,10 @@ def _describe(value: Any) -> str:
 
 
 def _num(value: Any) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    """A bound as a person writes it: 1000000, not 1e+06; 0.05, not 0.050000000000000003."""
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:g}"
+    return str(value)
 
 
 _KIND = {

@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -46,6 +46,10 @@ MIN_GBPS_TAG = "gpupool:remoting-min-gbps"
 MAX_RTT_TAG = "gpupool:remoting-max-rtt-us"
 TIER_TAG = "gpupool:tier"
 DEFAULT_MAX_OVERHEAD = 0.05  # `gpupool remoting`'s default ε
+# The largest round trip a budget names (1 s): what ``budget.maxRttUs`` accepts, and what the
+# max-RTT tag carries when a profile bounds no round trip (no synchronous call), so that every
+# budget tag the kit writes is a finite number a person could have written by hand.
+RTT_CEILING_US: Final = 1_000_000
 _INSTANCE_TYPE = r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$"
 
 
@@ -62,7 +66,7 @@ class BudgetConfig(_Model):
     profile: Annotated[str | None, Field(min_length=1, max_length=1024)] = None
     max_overhead: Annotated[float | None, Field(gt=0, le=1, allow_inf_nan=False)] = None
     min_gbps: Annotated[float | None, Field(ge=0, le=10000, allow_inf_nan=False)] = None
-    max_rtt_us: Annotated[float | None, Field(gt=0, le=1_000_000, allow_inf_nan=False)] = None
+    max_rtt_us: Annotated[float | None, Field(gt=0, le=RTT_CEILING_US, allow_inf_nan=False)] = None
 
     @model_validator(mode="after")
     def _one_way(self) -> BudgetConfig:
@@ -149,6 +153,9 @@ class ResolvedTier:
     client_type: str | None
     client_arch: str | None
     ena_express: bool  # turned on in the proxies' (and clients') launch templates
+    # the profile makes no synchronous call: the model bounds no round trip, and max_rtt_us is
+    # RTT_CEILING_US (a network still has to be there; it is not what limits the application)
+    rtt_unbounded: bool = False
 
     @property
     def sized_for_bandwidth(self) -> bool:
@@ -161,15 +168,27 @@ class ResolvedTier:
         return (f"bandwidth, not GPU: {self.smallest.instance_type}'s baseline "
                 f"{self.smallest.network_baseline_gbps:g} Gbps < {self.min_gbps:g} Gbps")
 
+    @property
+    def max_rtt_text(self) -> str:
+        """The round-trip budget as a person reads it (ASCII units: it goes to logs too)."""
+        if self.rtt_unbounded:
+            return (f"any round trip (no synchronous call; tagged {tag_number(self.max_rtt_us)} "
+                    "us, the ceiling of budget.maxRttUs)")
+        return f"{self.max_rtt_us:g} us"
+
     def budget_tags(self) -> dict[str, str]:
         return {MIN_GBPS_TAG: tag_number(self.min_gbps), MAX_RTT_TAG: tag_number(self.max_rtt_us)}
 
 
 def tag_number(value: float) -> str:
-    """A budget figure as a tag value: at most 3 decimals, no float noise, "inf" when unbounded."""
-    if math.isinf(value):
-        return "inf"
-    return f"{round(value, 3):g}"
+    """A budget figure as a tag value: at most 3 decimals, no float noise, no exponent.
+
+    Only finite, non-negative figures are tags: "inf" or "nan" would read as a number to some
+    tools and as text to others (an unbounded round trip is tagged RTT_CEILING_US instead).
+    """
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"a budget tag must be a finite figure >= 0, got {value!r}")
+    return f"{round(value, 3):.3f}".rstrip("0").rstrip(".")
 
 
 def _up(value: float, step: float = 1e-3) -> float:
@@ -216,8 +235,9 @@ def resolve_tier(
         return best_kind(t, client_srd, data) if tier.network_kind == "auto" else NetworkKind.TCP
 
     budget = tier.budget
+    unbounded = False
     if budget.profile is not None:
-        proxy, min_gbps, max_rtt, source, predicted = _from_profile(
+        proxy, min_gbps, max_rtt, source, predicted, unbounded = _from_profile(
             tier, smallest, catalog, kind_of, base_dir)
     else:
         assert budget.min_gbps is not None and budget.max_rtt_us is not None
@@ -247,7 +267,7 @@ def resolve_tier(
         name=tier.name, proxy=proxy, smallest=smallest, kind=kind, flow_gbps=flow,
         rtt_floor_us=floor, min_gbps=min_gbps, max_rtt_us=max_rtt, budget_source=source,
         predicted_overhead=predicted, client_type=client_type, client_arch=client_arch,
-        ena_express=bool(data.ena_express(proxy.instance_type)),
+        ena_express=bool(data.ena_express(proxy.instance_type)), rtt_unbounded=unbounded,
     )
 
 
@@ -269,12 +289,14 @@ def _for_bandwidth(smallest: InstanceType, catalog: Catalog, min_gbps: float, ke
 def _from_profile(
     tier: RemoteGpuTierConfig, smallest: InstanceType, catalog: Catalog,
     kind_of: Callable[[InstanceType], NetworkKind], base_dir: Path | None,
-) -> tuple[InstanceType, float, float, str, float]:
+) -> tuple[InstanceType, float, float, str, float, bool]:
     """The cheapest size whose per-flow bandwidth, at its network kind's RTT floor, keeps the
     profile's predicted overhead within ε; and the budget figures at that size.
 
     ``min_gbps`` is the least bandwidth that keeps the overhead within ε at the tier's best
-    round trip; ``max_rtt_us`` the largest round trip at the tier's per-flow bandwidth. The real
+    round trip; ``max_rtt_us`` the largest round trip at the tier's per-flow bandwidth, at most
+    :data:`RTT_CEILING_US` (reached, and flagged unbounded, when the profile makes no synchronous
+    call: the model's largest round trip is then infinite). The real
     network must satisfy the profile between those two ends (``gpupool netcheck probe
     --profile`` measures it).
     """
@@ -313,7 +335,7 @@ def _from_profile(
         allow = rtt_max_us(profile, flow, eps)
         assert need is not None and allow is not None  # feasible at (floor, flow)
         min_gbps = min(_up(need), flow)
-        max_rtt = max(_down(allow), floor)
+        max_rtt = min(max(_down(allow), floor), RTT_CEILING_US)
         source = f"profile {budget.profile} ({profile.name}), max overhead {eps:g}"
         justified = smallest_for_bandwidth(catalog, smallest.instance_type, min_gbps)
         if justified is not None and justified.instance_type != size.instance_type:
@@ -323,7 +345,7 @@ def _from_profile(
                 f"flow, which {justified.instance_type}'s baseline has but one flow of "
                 f"{KIND_LABELS[cheaper]} on it does not ({flow_cap_gbps(cheaper):g} Gbps cap); "
                 f"only {size.instance_type} carries it, a size the size policies refuse"))
-        return size, min_gbps, max_rtt, source, overhead
+        return size, min_gbps, max_rtt, source, overhead, math.isinf(allow)
     assert best is not None
     overhead, size, kind = best
     floor = DEFAULT_RTT_FLOOR_US[kind]

@@ -182,7 +182,9 @@ class RemoteGpuTier(pulumi.ComponentResource):
             heartbeat_timeout=discovery.HOOK_TIMEOUT_SECONDS)
         group = gpu_host.gpu_group(
             self, name, tier, template=template, instance_type=proxy.instance_type,
-            subnet_ids=subnet, tags=proxy_tags, depends_on=[*attachments, discovery_policy],
+            subnet_ids=subnet, tags=proxy_tags,
+            # as GpuPool: no proxy boots before the VPC endpoints it registers and reports through
+            depends_on=[*attachments, discovery_policy, *net.endpoints],
             lifecycle_hooks=[hook])
         gpu_host.utilisation_policy(self, name, tier, group)
 
@@ -249,7 +251,8 @@ class RemoteGpuTier(pulumi.ComponentResource):
                 tags=[aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=True)
                       for k, v in sorted(tags.items())],
             ),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(attachments)),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[*attachments, *args.network.endpoints]),
         )
 
 

@@ -92,9 +92,10 @@ def own_tag(change: ResourceChange, key: str, side: Side = "new") -> Any:
     return UNKNOWN if unknown else None
 
 
-def budget_number(value: Any) -> float | Maybe | str | None:
-    """A budget tag's value: a positive number (``inf`` for no bound), UNKNOWN, None when
-    absent, or the offending text when it is not a positive number."""
+def budget_number(value: Any, *, zero: bool = False) -> float | Maybe | str | None:
+    """A budget tag's value: a positive number (``inf`` for no bound; 0 too when ``zero``: a
+    profile that moves no byte needs no bandwidth), UNKNOWN, None when absent, or the offending
+    text when it is not such a number."""
     if value is None or value is UNKNOWN:
         return value
     if isinstance(value, bool):
@@ -106,7 +107,7 @@ def budget_number(value: Any) -> float | Maybe | str | None:
             number = float(str(value).strip())
         except ValueError:
             return str(value)
-    if number != number or number <= 0:  # NaN, zero, negative
+    if number != number or number < 0 or (number == 0 and not zero):  # NaN, negative, zero
         return str(value)
     return number
 
@@ -291,7 +292,7 @@ class NetworkIndex:
         where = change.address
         for key in (MIN_GBPS_TAG, MAX_RTT_TAG):
             value, source = self.tag(change, key)
-            values[key] = budget_number(value)
+            values[key] = budget_number(value, zero=key == MIN_GBPS_TAG)
             if value is not None and value is not UNKNOWN:
                 where = source.address
         numbers = {k: v for k, v in values.items() if isinstance(v, float)}

@@ -177,7 +177,18 @@ class GpuProxyNetworkBudget(Rule):
             title="Budget tag that is not a number",
             allowed=False,
             resources=_tier("g4dn.xlarge", _tags("fast", "200")),
-            message_contains=["gpupool:remoting-min-gbps = 'fast' is not a positive number"],
+            message_contains=["gpupool:remoting-min-gbps = 'fast' is not a number of Gbps"],
+        ),
+        Example(
+            title="A round trip of zero µs is no budget",
+            allowed=False,
+            resources=_tier("g4dn.xlarge", _tags("1", "0")),
+            message_contains=["gpupool:remoting-max-rtt-us = '0' is not a positive number of µs"],
+        ),
+        Example(
+            title="A profile that moves no byte needs no bandwidth (0 Gbps)",
+            allowed=True,
+            resources=_tier("g4dn.xlarge", _tags("0", "200")),
         ),
     )
 
@@ -195,8 +206,9 @@ class GpuProxyNetworkBudget(Rule):
         budget = net.budget(proxy)
         for key, value in budget.malformed:
             yield Finding(proxy.address, (
-                f"budget tag {key} = {value!r} is not a positive number "
-                f"({'Gbps' if key == MIN_GBPS_TAG else 'µs'})"))
+                f"budget tag {key} = {value!r} is not "
+                + ("a number of Gbps, 0 or more" if key == MIN_GBPS_TAG
+                   else "a positive number of µs")))
         if budget.unknown:
             yield Finding(proxy.address, cannot_verify(
                 f"budget tag(s) {', '.join(budget.unknown)} unknown until apply"), unknown=True)

@@ -4,6 +4,7 @@ and every problem at once, one line each, naming the key."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import pytest
 from gpupool.catalog.network import NetworkKind
 from gpupool.config import parse_flat_config
 from gpupool.config.loader import resolve_tiers
-from gpupool.config.remote_gpu import MAX_RTT_TAG, MIN_GBPS_TAG, tag_number
+from gpupool.config.remote_gpu import MAX_RTT_TAG, MIN_GBPS_TAG, RTT_CEILING_US, tag_number
 from gpupool.errors import InputError
 from gpupool.remoting import load_profile, predicted_overhead, rtt_max_us
 
@@ -136,10 +137,17 @@ def test_the_engine_hands_tiers_over_as_json_text() -> None:
     assert config.remote_gpu[0].budget.min_gbps == 4
 
 
-@pytest.mark.parametrize(("value", "shown"), [(8.0, "8"), (4.2500001, "4.25"),
-                                                (float("inf"), "inf"), (0.5, "0.5")])
+@pytest.mark.parametrize(("value", "shown"), [(8.0, "8"), (4.2500001, "4.25"), (0.5, "0.5"),
+                                                (0.0, "0"), (1e6, "1000000"), (43.300000000000004,
+                                                                              "43.3")])
 def test_tag_numbers(value: float, shown: str) -> None:
     assert tag_number(value) == shown
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan, -1.0])
+def test_no_tag_says_inf_or_nan(value: float) -> None:
+    with pytest.raises(ValueError, match="finite"):
+        tag_number(value)
 
 
 # --------------------------------------------------------------------------- from a profile
@@ -201,3 +209,40 @@ def test_profile_problems_are_one_line_each_naming_both_files(tmp_path: Path) ->
         "s.yaml: gpupool:remoteGpu[4].budget: expected profile (with maxOverhead), or both "
         "minGbps and maxRttUs",
     ]
+
+
+def test_a_profile_without_synchronous_calls_bounds_no_round_trip(tmp_path: Path) -> None:
+    """The model's largest RTT is infinite: the tier is sized by bandwidth alone, the tag
+    carries the ceiling a stack may name (a finite number), and every view says why."""
+    (tmp_path / "stream.yaml").write_text(
+        "name: stream\nlocal_time_s: 2\nsync_calls: 0\nasync_calls: 50000\n"
+        "bytes_to_gpu: 1.0e+8\nbytes_from_gpu: 1.0e+7\n")
+    config, _ = parse_flat_config(stack(tier(budget={"profile": "stream.yaml"})), "s.yaml",
+                                  base_dir=tmp_path)
+    [resolved] = resolve_tiers(config, base_dir=tmp_path).values()
+    p = load_profile(tmp_path / "stream.yaml")
+    assert rtt_max_us(p, resolved.flow_gbps, 0.05) == math.inf
+    assert resolved.rtt_unbounded and resolved.max_rtt_us == RTT_CEILING_US
+    # 8·110 MB / 2 s / 5 % = 8.8 Gbps: more than g4dn.xlarge's 5, so g4dn.2xlarge (bandwidth)
+    assert resolved.min_gbps == pytest.approx(8.8)
+    assert resolved.proxy.instance_type == "g4dn.2xlarge"
+    tags = resolved.budget_tags()
+    assert tags == {MIN_GBPS_TAG: "8.8", MAX_RTT_TAG: "1000000"}
+    assert all(math.isfinite(float(v)) for v in tags.values())
+    assert resolved.max_rtt_text.startswith("any round trip (no synchronous call; tagged 1000000")
+    # the ceiling is what budget.maxRttUs itself accepts, so a person could write the same tier
+    config, _ = parse_flat_config(stack(tier(budget={"minGbps": 8.8, "maxRttUs": 1e6})), "s.yaml")
+    assert resolve_tiers(config)["bert"].budget_tags() == tags
+    assert problems(stack(tier(budget={"minGbps": 8.8, "maxRttUs": 1.5e6})))[0].endswith(
+        "budget.maxRttUs: expected at most 1000000, got 1500000.0")
+
+
+def test_a_profile_that_moves_no_byte_needs_no_bandwidth(tmp_path: Path) -> None:
+    (tmp_path / "tiny.yaml").write_text(
+        "name: tiny\nlocal_time_s: 1\nsync_calls: 100\nbytes_to_gpu: 0\nbytes_from_gpu: 0\n")
+    config, _ = parse_flat_config(stack(tier(budget={"profile": "tiny.yaml"})), "s.yaml",
+                                  base_dir=tmp_path)
+    [resolved] = resolve_tiers(config, base_dir=tmp_path).values()
+    assert resolved.proxy.instance_type == "g4dn.xlarge" and not resolved.rtt_unbounded
+    # 100 round trips within 5 % of 1 s: 500 µs each
+    assert resolved.budget_tags() == {MIN_GBPS_TAG: "0", MAX_RTT_TAG: "500"}

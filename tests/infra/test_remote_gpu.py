@@ -28,6 +28,7 @@ from infra.aws.remote_gpu import (
     TierRefused,
 )
 from infra.offline import OfflinePlan, PlannedResource, load_fixture, run_offline
+from infra.offline.runner import project_name, run_program, stack_program
 
 from .conftest import ROOT
 
@@ -220,6 +221,23 @@ def test_discovery_namespace_service_policy_and_registration(prod: Any) -> None:
     assert "com.amazonaws.us-east-1.servicediscovery" in endpoints
 
 
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_proxies_and_clients_wait_for_every_vpc_endpoint(stack: str) -> None:
+    """As pools do: a proxy registers with Cloud Map and reports GPU figures at boot, through
+    the endpoints; one that boots first fails its registration and publishes nothing."""
+    loaded = load_stack(str(ROOT / "stacks" / f"Pulumi.{stack}.yaml"))
+    recording = run_program(stack_program(loaded), project=project_name(loaded.path),
+                            stack=loaded.name, fixture=load_fixture("us-east-1"),
+                            config=loaded.flat)
+    regs = {r.urn: r for r in recording.registrations}
+    endpoints = {u for u, r in regs.items() if r.type == "aws:ec2/vpcEndpoint:VpcEndpoint"}
+    assert any(regs[u].inputs["serviceName"].endswith(".servicediscovery") for u in endpoints)
+    groups = [r for r in regs.values() if r.type == ASG and TIER in r.urn]
+    assert len(groups) == (2 if stack == "staging" else 1)  # staging's tier has clients
+    for group in groups:
+        assert endpoints <= set(group.dependencies), group.urn
+
+
 # --------------------------------------------------------------------------- made here
 
 
@@ -356,3 +374,35 @@ def test_namespace_names_are_dns_labels() -> None:
     assert discovery.namespace_name("bert", "prod") == "bert.prod.gpupool.internal"
     assert discovery.namespace_name("bert", "Team_A.dev") == "bert.team-a-dev.gpupool.internal"
     assert ROOT.is_dir()
+
+
+def test_a_tier_whose_profile_bounds_no_round_trip_plans_and_passes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A profile without synchronous calls: the model's largest RTT is infinite. The plan, its
+    tags and outputs stay finite numbers, and the kit's policies judge the tier and pass it."""
+    from gpupool.cli import main
+
+    (tmp_path / "stream.yaml").write_text(
+        "name: stream\nlocal_time_s: 2\nsync_calls: 0\nasync_calls: 50000\n"
+        "bytes_to_gpu: 1.0e+8\nbytes_from_gpu: 1.0e+7\n")
+    path = write(tmp_path, f"""    - name: stream
+      gpu: T4
+      minSize: 1
+      maxSize: 2
+      port: 18515
+      budget: {{profile: {tmp_path / "stream.yaml"}}}
+      clients: {{instanceType: c7i.xlarge, maxSize: 1}}
+""")
+    assert main(["plan", str(path), "--format", "json"]) == 0
+    text = capsys.readouterr().out
+    assert "\"inf\"" not in text and "Infinity" not in text
+    doc = json.loads(text)
+    kids = children(run_offline(load_stack(str(path))), "t", "stream")
+    lt = named(kids, LT, "t-stream-lt").inputs
+    assert lt["tags"][MAX_RTT_TAG] == "1000000" and lt["tags"][MIN_GBPS_TAG] == "8.8"
+    (tier,) = doc["envelope"]["remoteGpu"]
+    assert tier["maxRttUs"] == 1_000_000 and tier["rttUnbounded"] is True
+    assert main(["check", "--stack", str(path), "--format", "json"]) == 0
+    verdict = json.loads(capsys.readouterr().out)
+    assert verdict["verdict"] == "pass" and not [
+        v for v in verdict["violations"] if v["policy"].startswith("gpu-proxy")]
