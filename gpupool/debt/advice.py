@@ -16,7 +16,10 @@ per GPU-hour:
   caps the worst case. Unused headroom costs nothing while idle, so this saves no dollars now:
   it lowers what the pool *can* cost, which is reported separately;
 - **consolidate**: pools of the same GPU (model, memory, architecture), all below the
-  threshold, would need fewer instances together (one minimum instead of several).
+  threshold, would need fewer instances together (one minimum instead of several). Remote-GPU
+  proxy tiers are never merged with anything: each sits in its own cluster placement group
+  next to its clients, within the network budget its tags carry, so moving its work elsewhere
+  is not a capacity change but a network one.
 
 Savings of different recommendations for one pool overlap: they are alternatives, not sums.
 """
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpupool.catalog.model import HOURS_PER_MONTH
+from gpupool.debt.discover import KUBERNETES_ROLE, PROXY_ROLE
 from gpupool.debt.figures import PoolFigures
 from gpupool.debt.window import Window
 
@@ -91,6 +95,12 @@ def advise(figures: Sequence[PoolFigures], window: Window, threshold: float) -> 
     low: list[PoolFigures] = []
     for f in figures:
         p = f.pool
+        if f.status == "not measured" and p.role == KUBERNETES_ROLE:
+            out.append(Advice(p.name, "read-dcgm", "Prometheus DCGM_FI_DEV_GPU_UTIL",
+                              "a Kubernetes node group: read its use from the DCGM exporter "
+                              "in Prometheus, against the GPUs its pods request "
+                              "(docs/debt.md, Kubernetes pools)", 0, 0, None))
+            continue
         if f.status == "not measured":
             out.append(Advice(p.name, "install-agent", "CloudWatch agent nvidia_gpu",
                               "publish CWAgent/nvidia_smi_utilization_gpu per "
@@ -164,6 +174,8 @@ def _consolidation(low: Sequence[PoolFigures], window: Window, h: float,
                    month: float) -> list[Advice]:
     by_gpu: dict[Any, list[PoolFigures]] = {}
     for f in low:
+        if f.pool.role == PROXY_ROLE:
+            continue
         by_gpu.setdefault(f.pool.instance_type.gpu_key, []).append(f)
     out: list[Advice] = []
     for group in by_gpu.values():

@@ -24,6 +24,26 @@ from gpupool.catalog import Catalog, InstanceType
 from gpupool.debt.aws import Clients, aws_errors, chunks, paginate
 
 TEAM_KEYS = ("team",)
+# Remote-GPU proxy tiers (DESIGN.md idea 2) are GPU groups too: their GPUs are allocated whether
+# or not a client sends work, so they carry debt like any pool. The tag says which they are.
+ROLE_TAG = "gpupool:role"
+PROXY_ROLE = "gpu-proxy"
+POOL_ROLE = "pool"
+# A Kubernetes node group (EKS managed or self-managed with the cluster tags): its GPUs' use is
+# in Prometheus (the DCGM exporter), not CloudWatch, and its allocation here is nodes in
+# service, not GPUs requested by pods.
+KUBERNETES_ROLE = "kubernetes-nodes"
+KUBERNETES_TAGS = ("eks:cluster-name", "eks:nodegroup-name", "k8s.io/cluster-autoscaler/enabled")
+KUBERNETES_TAG_PREFIX = "kubernetes.io/cluster/"
+
+
+def role_of(tags: Mapping[str, str]) -> str:
+    """``gpu-proxy``, ``kubernetes-nodes`` or ``pool``, from the group's tags."""
+    if tags.get(ROLE_TAG) == PROXY_ROLE:
+        return PROXY_ROLE
+    if any(k in KUBERNETES_TAGS or k.startswith(KUBERNETES_TAG_PREFIX) for k in tags):
+        return KUBERNETES_ROLE
+    return POOL_ROLE
 COST_CENTER_KEYS = ("cost-center", "costcenter", "cost_center")
 UTILISATION_METRIC = "nvidia_smi_utilization_gpu"
 
@@ -47,6 +67,7 @@ class Pool:
     target_utilisation: float | None  # target tracking on GPU utilisation, if any
     created: datetime | None
     notes: tuple[str, ...] = ()
+    role: str = POOL_ROLE  # gpu-proxy (a remote-GPU tier's proxies), kubernetes-nodes, pool
 
     @property
     def gpus_per_instance(self) -> float:
@@ -251,6 +272,7 @@ def discover_pools(clients: Clients, catalog: Catalog) -> Discovery:
             target_utilisation=targets.get(name),
             created=g.get("CreatedTime"),
             notes=tuple(notes),
+            role=role_of(tags),
         ))
     out.pools.sort(key=lambda p: p.name)
     return out

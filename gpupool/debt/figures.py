@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from gpupool.debt.discover import Pool
+from gpupool.debt.discover import KUBERNETES_ROLE, Pool
 from gpupool.debt.metrics import IN_SERVICE, MAX_SIZE, MEMORY_UTILISATION, UTILISATION, Readings
 from gpupool.debt.window import Window
 
@@ -172,8 +172,12 @@ def pool_figures(pool: Pool, readings: Readings, window: Window) -> PoolFigures:
         s.used_gpu_hours = None
         findings.append(_finding(pool, "not-measured", (
             f"no CWAgent/{UTILISATION.metric} datapoints while {allocated:,.1f} GPU-hours were "
-            "allocated: the CloudWatch agent is not publishing GPU metrics (not set up, or "
-            "without the nvidia_gpu plugin and the AutoScalingGroupName dimension)")))
+            + ("in service on this Kubernetes node group: its GPUs' use is in Prometheus (the "
+               "DCGM exporter's DCGM_FI_DEV_GPU_UTIL), out of CloudWatch's reach, and nodes in "
+               "service are not GPUs requested by pods (docs/debt.md)"
+               if pool.role == KUBERNETES_ROLE else
+               "allocated: the CloudWatch agent is not publishing GPU metrics (not set up, or "
+               "without the nvidia_gpu plugin and the AutoScalingGroupName dimension)"))))
     elif not allocated:
         status = "no allocation"
         if s.used_gpu_hours is None:

@@ -8,10 +8,12 @@ import io
 import json
 from typing import Any, Literal
 
+from gpupool.debt.discover import KUBERNETES_ROLE, PROXY_ROLE
 from gpupool.debt.report import POOL_COLUMNS, TEAM_COLUMNS, Report
 
 By = Literal["pool", "team"]
 NOT_MEASURED = "not measured"
+ROLE_LABELS = {PROXY_ROLE: " (remote-GPU proxies)", KUBERNETES_ROLE: " (Kubernetes nodes)"}
 
 
 def render_json(report: Report) -> str:
@@ -78,7 +80,8 @@ def render_text(report: Report, by: By = "pool", *, width: int | None = None,
     rows: list[dict[str, Any]] = d["pools"] if by == "pool" else d["teams"]
     for r in rows:
         if by == "pool":
-            lead = [r["pool"], r["team"] or "(untagged)",
+            name = r["pool"] + ROLE_LABELS.get(r["role"], "")
+            lead = [name, r["team"] or "(untagged)",
                     f"{r['instance_type']} {r['gpus_per_instance']:g}×{r['gpu_model']}"]
         else:
             lead = [r["team"], f"{r['pools']}" + (f" ({r['not_measured_pools']} not measured)"

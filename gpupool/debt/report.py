@@ -28,7 +28,7 @@ LOW_UTILISATION = 0.40  # the rule's default threshold: below it a pool is flagg
 OFFENDERS = 5
 
 POOL_COLUMNS = (
-    "pool", "team", "cost_center", "instance_type", "gpu_model", "gpus_per_instance",
+    "pool", "role", "team", "cost_center", "instance_type", "gpu_model", "gpus_per_instance",
     "min_size", "max_size", "desired_capacity", "target_utilisation", "spot_share", "status",
     "capacity_gpu_hours", "allocated_gpu_hours", "used_gpu_hours", "debt_gpu_hours",
     "idle_gpu_hours", "unmeasured_gpu_hours", "utilisation", "memory_utilisation",
@@ -100,6 +100,7 @@ class Report:
         p = f.pool
         row: dict[str, Any] = {
             "pool": p.name,
+            "role": p.role,
             "team": p.team,
             "cost_center": p.cost_center,
             "instance_type": p.instance_type.instance_type,

@@ -41,6 +41,7 @@ class SnapshotWindow(_Lenient):
 class SnapshotPool(_Lenient):
     pool: Annotated[str, Field(min_length=1)]
     team: str | None = None
+    role: str | None = None  # pool, gpu-proxy or kubernetes-nodes (older snapshots: absent)
     instance_type: str
     gpus_per_instance: _NonNegative
     status: str = "measured"

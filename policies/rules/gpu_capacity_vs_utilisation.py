@@ -289,10 +289,12 @@ class GpuCapacityVsUtilisation(Rule):
                 "gpupool debt --format json"), unknown=True,
                 detail={"snapshot_age_hours": round(snapshot.age(now).total_seconds() / 3600, 1)})
         if measured.utilisation is None:
+            why = ("a Kubernetes node group, whose GPUs' use is in Prometheus (DCGM), not "
+                   "CloudWatch" if measured.role == "kubernetes-nodes" else
+                   "no GPU utilisation metric, the CloudWatch agent is not publishing")
             return Finding(group.address, cannot_verify(
                 f"{adds} on GPU pool {measured.pool}, which the snapshot could not measure "
-                f"({measured.status}: no GPU utilisation metric, the CloudWatch agent is not "
-                "publishing)"), unknown=True)
+                f"({measured.status}: {why})"), unknown=True)
         limit = _threshold(params, [measured.pool, group.name,
                                     *(n for n in [text(group.after.get("name"))]
                                       if isinstance(n, str))])

@@ -279,3 +279,67 @@ def test_prices_are_the_regions(moto: str, window: Window) -> None:
     d = report.to_dict()
     assert (d["region"], d["price_region"]) == ("eu-west-1", "eu-west-1")
     assert d["pools"][0]["debt_usd"] == round(9.6 * row.price_per_gpu_hour, 2)
+
+
+def test_remote_gpu_proxy_tiers_and_kubernetes_node_groups(moto: str, window: Window) -> None:
+    """A remote-GPU tier's proxies own GPUs whether or not clients send work: counted like a
+    pool (role gpu-proxy), never consolidated with pools; its CPU clients are left out. An EKS
+    node group's GPUs are counted, and its use is said to be in Prometheus, not missing agent."""
+    from gpupool.config.remote_gpu import CLIENT_ROLE, PROXY_ROLE, ROLE_TAG, TIER_TAG
+    from gpupool.debt.render import render_csv, render_text
+
+    tier = {ROLE_TAG: PROXY_ROLE, TIER_TAG: "remote", "gpupool:remoting-min-gbps": "10"}
+    specs = [
+        PoolSpec("staging-remote-proxies", "g5.xlarge", "research", min_size=2, desired=2,
+                 max_size=4, in_service=[2] * 6, utilisation=[10] * 6, extra_tags=tier),
+        PoolSpec("staging-remote-clients", "m5.large", "research", in_service=[2] * 6,
+                 extra_tags={ROLE_TAG: CLIENT_ROLE, TIER_TAG: "remote"}),
+        # two idle pools of the proxies' GPU: they consolidate with each other, not with it
+        PoolSpec("inference-g5", "g5.xlarge", "research", min_size=1, desired=1, max_size=2,
+                 in_service=[1] * 6, utilisation=[10] * 6),
+        PoolSpec("batch-g5", "g5.xlarge", "ml", min_size=1, desired=1, max_size=2,
+                 in_service=[1] * 6, utilisation=[10] * 6),
+        # an EKS managed node group (the tags EKS puts on its group): no CloudWatch agent
+        PoolSpec("eks-gpu-nodes", "g6.xlarge", "ml", max_size=3, in_service=[1] * 6,
+                 target=None, extra_tags={"eks:cluster-name": "prod", "eks:nodegroup-name": "gpu",
+                                          "kubernetes.io/cluster/prod": "owned"}),
+    ]
+    report = report_for(specs, window)
+    pools = by_pool(report)
+    assert set(pools) == {"staging-remote-proxies", "inference-g5", "batch-g5", "eks-gpu-nodes"}
+    k = pools["eks-gpu-nodes"]
+    assert (k["role"], k["status"], k["allocated_gpu_hours"], k["used_gpu_hours"]) == (
+        "kubernetes-nodes", "not measured", 6.0, None)
+    (note,) = [f["message"] for f in report.findings
+               if (f["pool"], f["finding"]) == ("eks-gpu-nodes", "not-measured")]
+    assert "Prometheus" in note and "DCGM_FI_DEV_GPU_UTIL" in note
+    k_advice = {r["action"] for r in report.to_dict()["recommendations"]
+                if r["pool"] == "eks-gpu-nodes"}
+    assert k_advice == {"read-dcgm"}
+    p = pools["staging-remote-proxies"]
+    assert (p["role"], p["team"], p["instance_type"], p["status"]) == (
+        "gpu-proxy", "research", "g5.xlarge", "measured")
+    assert (p["capacity_gpu_hours"], p["allocated_gpu_hours"], p["used_gpu_hours"],
+            p["debt_gpu_hours"], p["utilisation"]) == (24.0, 12.0, 1.2, 10.8, 0.1)
+    assert pools["inference-g5"]["role"] == pools["batch-g5"]["role"] == "pool"
+    d = report.to_dict()
+    assert d["totals"]["allocated_gpu_hours"] == 30.0  # 12 + 6 + 6 + 6: the proxies count
+    assert d["offenders"][0]["pool"] == "staging-remote-proxies"
+    merges = [r for r in d["recommendations"] if r["action"] == "consolidate"]
+    assert len(merges) == 1 and "staging-remote-proxies" not in merges[0]["change"]
+    assert {"inference-g5", "batch-g5"} <= set(merges[0]["change"].replace(",", " ").split())
+    assert ("staging-remote-proxies", "lower-min") in {(r["pool"], r["action"])
+                                                       for r in d["recommendations"]}
+    text = render_text(report)
+    assert "staging-remote-proxies (remote-GPU proxies)" in text
+    assert "eks-gpu-nodes (Kubernetes nodes)" in text
+    header, *rows = render_csv(report).splitlines()
+    assert header.split(",")[:2] == ["pool", "role"]
+    assert any(r.startswith("staging-remote-proxies,gpu-proxy,") for r in rows)
+
+
+def test_role_tag_is_the_one_the_kit_writes() -> None:
+    from gpupool.config.remote_gpu import PROXY_ROLE, ROLE_TAG
+    from gpupool.debt import discover
+
+    assert (discover.ROLE_TAG, discover.PROXY_ROLE) == (ROLE_TAG, PROXY_ROLE)

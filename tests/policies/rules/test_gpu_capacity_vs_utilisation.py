@@ -219,3 +219,36 @@ def test_check_cli_bad_snapshot_is_exit_2(tmp_path: Path,
     assert out == "" and err.splitlines() == [
         f"gpupool check: {bad}: window.end: expected an ISO 8601 time such as "
         "2026-11-30T06:00:00Z, got 'x'"]
+
+
+def test_remote_gpu_proxy_tiers_are_judged_like_pools(tmp_path: Path) -> None:
+    """Proxies own GPUs: raising an idle tier's max is denied; its CPU clients are no GPU pool.
+    The five-tier plan with the `good` tier's groups turned into updates that raise max 2 → 4."""
+    plan = json.loads((FIXTURES / "terraform" / "proxy-tiers.json").read_text())
+    names = {"module.good.aws_autoscaling_group.proxy": "good-proxy-20261130",
+             "module.good.aws_autoscaling_group.client": "good-client-20261130"}
+    for rc in plan["resource_changes"]:
+        if rc["address"] in names:
+            change = rc["change"]
+            change["after"]["name"] = names[rc["address"]]
+            change["after_unknown"].pop("name", None)
+            change["before"] = {**change["after"], "max_size": 2}
+            change["actions"] = ["update"]
+    path = tmp_path / "raise-proxies.json"
+    path.write_text(json.dumps(plan))
+    snap = snapshot(tmp_path, [pool("good-proxy-20261130", 0.08, max_size=2)])
+    got = findings(evaluate([load_plan(str(path))],
+                            settings_with(utilisationSnapshot=str(snap))))
+    enforcement, unknown, message = got["module.good.aws_autoscaling_group.proxy"]
+    assert (enforcement, unknown) == ("mandatory", False)
+    assert "raises max_size 2 → 4 (+2 GPUs of capacity" in message
+    assert "ran at 8.0% GPU utilisation" in message
+    assert "module.good.aws_autoscaling_group.client" not in got
+
+
+def test_a_kubernetes_node_group_is_said_to_be_measured_elsewhere(tmp_path: Path) -> None:
+    nodes = {**pool("gpu-inference", None), "role": "kubernetes-nodes"}
+    snap = snapshot(tmp_path, [nodes])
+    got = findings(evaluate([load_plan(str(RAISE))], settings_with(utilisationSnapshot=str(snap))))
+    _, unknown, message = got["aws_autoscaling_group.gpu_inference"]
+    assert unknown and "a Kubernetes node group, whose GPUs' use is in Prometheus" in message
