@@ -89,11 +89,16 @@ def define_stack(
     }
     GpuMonitoring(f"{stack}-monitoring", GpuMonitoringArgs(  # compute debt, live
         stack=stack, region=config.region, config=config.monitoring, tags=stack_tags(config),
-        pools=[PoolWatch(pool.name, pools[pool.name].group_name,
-                         instance_types[pool.name].gpu_count,
-                         instance_types[pool.name].instance_type,
-                         instance_types[pool.name].gpu_model, config.chargeback(pool))
-               for pool in config.pools]))
+        pools=[*(PoolWatch(pool.name, pools[pool.name].group_name,
+                           instance_types[pool.name].gpu_count,
+                           instance_types[pool.name].instance_type,
+                           instance_types[pool.name].gpu_model, config.chargeback(pool))
+                 for pool in config.pools),
+               *(PoolWatch(tier.name, remote[tier.name].group_name,  # proxies own GPUs too
+                           tiers[tier.name].proxy.gpu_count, tiers[tier.name].proxy.instance_type,
+                           tiers[tier.name].proxy.gpu_model, config.chargeback(tier),
+                           role="remote-GPU proxies")
+                 for tier in config.remote_gpu)]))
     for k8s_pool in config.kubernetes:  # the hybrid half: GPU pools on Kubernetes clusters
         KubernetesGpuPool(f"{stack}-{k8s_pool.name}", KubernetesGpuPoolArgs(
             stack=config, pool=k8s_pool, node_type=kubernetes_node_type(k8s_pool)))

@@ -1,6 +1,9 @@
 # ruff: noqa: RUF001, RUF002, RUF003  (× is the multiplication sign users read)
 """``GpuMonitoring``: compute debt, live: a low-utilisation alarm per pool and one dashboard.
 
+Remote-GPU tiers' proxy groups are watched like pools: their GPUs are allocated whether or not
+clients send work.
+
 The alarm watches what the pool scales on, ``CWAgent/nvidia_smi_utilization_gpu`` per
 AutoScalingGroupName, hourly: below the threshold for the configured hours in a row means GPUs
 allocated and not used. A pool with no instance publishes no datapoint; that is no allocation
@@ -42,6 +45,7 @@ class PoolWatch:
     instance_type: str
     gpu_model: str
     tags: Mapping[str, str] = field(default_factory=dict)
+    role: str | None = None  # "remote-GPU proxies" for a tier's proxy group (said in titles)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +94,8 @@ def dashboard_body(region: str, pools: Sequence[tuple[PoolWatch, str]], threshol
               "id": f"used{i}", "color": COLOURS["used"]}],
         ]
         total += gpu_metrics[:2]
-        title = f"{watch.pool}: {watch.instance_type} ({g:g}× {watch.gpu_model})"
+        who = f"{watch.pool} ({watch.role})" if watch.role else watch.pool
+        title = f"{who}: {watch.instance_type} ({g:g}× {watch.gpu_model})"
         widgets.append({
             "type": "metric", "x": 0, "y": y, "width": 16, "height": 6,
             "properties": {"title": f"{title}, GPUs", "region": region, "view": "timeSeries",
@@ -98,7 +103,7 @@ def dashboard_body(region: str, pools: Sequence[tuple[PoolWatch, str]], threshol
                            "metrics": gpu_metrics, "yAxis": {"left": {"min": 0}}}})
         widgets.append({
             "type": "metric", "x": 16, "y": y, "width": 8, "height": 6,
-            "properties": {"title": f"{watch.pool}: GPU utilisation %", "region": region,
+            "properties": {"title": f"{who}: GPU utilisation %", "region": region,
                            "view": "timeSeries", "stat": "Average", "period": 300,
                            "metrics": [[user_data.NAMESPACE, user_data.UTILISATION_METRIC,
                                         "AutoScalingGroupName", group,

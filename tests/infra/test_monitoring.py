@@ -30,8 +30,10 @@ def plan_of(path: Path) -> OfflinePlan:
 
 
 def group_names(plan: OfflinePlan) -> dict[str, str]:
-    """Pool name → the group's name (autonamed at create: the stack's groupNames output)."""
-    return dict(plan.outputs["groupNames"])
+    """Pool or remote-GPU tier name → its (proxy) group's name (autonamed at create: the
+    stack's groupNames and remoteGpu outputs). Proxies own GPUs: they are watched like pools."""
+    tiers = {name: t["groupName"] for name, t in (plan.outputs.get("remoteGpu") or {}).items()}
+    return {**plan.outputs["groupNames"], **tiers}
 
 
 @pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
@@ -40,7 +42,7 @@ def test_every_pool_of_the_kits_stacks_has_a_low_utilisation_alarm(
     loaded, plan = stack_plans[stack]
     groups = group_names(plan)
     alarms = plan.of_type(ALARM)
-    assert len(alarms) == len(loaded.config.pools) == len(groups)
+    assert len(alarms) == len(loaded.config.pools) + len(loaded.config.remote_gpu) == len(groups)
     by_group = {a.inputs["dimensions"]["AutoScalingGroupName"]: a.inputs for a in alarms}
     assert set(by_group) == set(groups.values())
     cfg = loaded.config.monitoring.low_utilisation_alarm
@@ -69,7 +71,10 @@ def test_one_dashboard_per_stack_draws_every_pool(stack: str,
     widgets = [w for w in body["widgets"] if w["type"] == "metric"]
     per_pool = [w for w in widgets if w["properties"]["title"].endswith(", GPUs")
                 and not w["properties"]["title"].startswith("All pools")]
-    assert len(per_pool) == len(loaded.config.pools)
+    assert len(per_pool) == len(loaded.config.pools) + len(loaded.config.remote_gpu)
+    for tier in loaded.config.remote_gpu:
+        assert any(w["properties"]["title"].startswith(f"{tier.name} (remote-GPU proxies): ")
+                   for w in per_pool)
     for w in per_pool:
         exprs = {m[0]["label"]: m[0]["expression"] for m in w["properties"]["metrics"]
                  if isinstance(m[0], dict)}
