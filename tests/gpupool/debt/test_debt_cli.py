@@ -141,3 +141,15 @@ def test_help_stays_fast_no_boto3_or_matplotlib_at_import() -> None:
                          check=True).stdout
     assert out.strip() == "[]"
 
+
+
+def test_progress_bar_on_a_terminal_only(fleet: None, capsys: pytest.CaptureFixture[str],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The series being read are counted on stderr when it is a terminal; stdout stays the
+    report (a pipe or a file gets no bar at all)."""
+    code, out, err = run(capsys, "--format", "json")
+    assert code == 0 and "reading metrics" not in err
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # rich: treat stderr as a terminal
+    code, out, err = run(capsys, "--format", "json")
+    assert code == 0 and json.loads(out)["pools"]
+    assert "reading metrics" in err and "8/8" in err  # two pools × four series
