@@ -192,9 +192,10 @@ def _window(s: Snapshot) -> str:
     return f"{span} to {s.window.end.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
 
 
-def _age(s: Snapshot, now: datetime) -> str:
-    hours = s.age(now).total_seconds() / 3600
-    return f"{hours / 24:.1f} days" if hours >= 48 else f"{hours:.0f} h"
+def _taken(s: Snapshot) -> str:
+    """When the snapshot was taken: a date, not an age, so that the message (and the generated
+    docs that show it) does not change with the clock; the age is in the finding's detail."""
+    return f"{s.taken_at().astimezone(UTC):%Y-%m-%d %H:%M} UTC"
 
 
 class GpuCapacityVsUtilisation(Rule):
@@ -284,8 +285,8 @@ class GpuCapacityVsUtilisation(Rule):
                     else f"; it measured {measured.utilisation:.1%} then")
             return Finding(group.address, cannot_verify(
                 f"{adds} on GPU pool {measured.pool}, but the utilisation snapshot "
-                f"{snapshot.path} is {_age(snapshot, now)} old (maxSnapshotAgeHours "
-                f"{params.max_snapshot_age_hours:g}){last}; refresh it with "
+                f"{snapshot.path} was taken {_taken(snapshot)}, more than maxSnapshotAgeHours "
+                f"({params.max_snapshot_age_hours:g}) ago{last}; refresh it with "
                 "gpupool debt --format json"), unknown=True,
                 detail={"snapshot_age_hours": round(snapshot.age(now).total_seconds() / 3600, 1)})
         if measured.utilisation is None:
@@ -412,7 +413,8 @@ GpuCapacityVsUtilisation.examples = (
         params={"maxSnapshotAgeHours": 48,
                 "utilisationSnapshot": _snapshot([_pool("gpu-inference", 0.71)],
                                                  generated="2026-01-05T00:00:00Z")},
-        message_contains=["cannot verify", "old (maxSnapshotAgeHours 48)",
+        message_contains=["cannot verify", "was taken 2026-01-05 00:00 UTC, more than "
+                          "maxSnapshotAgeHours (48) ago",
                           "refresh it with gpupool debt"],
     ),
     Example(

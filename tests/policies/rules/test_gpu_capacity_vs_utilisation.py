@@ -111,7 +111,9 @@ def test_a_stale_snapshot_is_its_own_finding(tmp_path: Path) -> None:
                             settings_with(utilisationSnapshot=str(snap))))
     level, unknown, message = got["aws_autoscaling_group.gpu_inference"]
     assert (level, unknown) == ("advisory", True)  # reported at unknownEnforcement
-    assert "is 10.0 days old (maxSnapshotAgeHours 48); it measured 12.0% then" in message
+    taken = json.loads(snap.read_text())["generated_at"][:16].replace("T", " ")
+    assert (f"was taken {taken} UTC, more than maxSnapshotAgeHours (48) ago; it measured 12.0% "
+            "then") in message
     strict = findings(evaluate([load_plan(str(RAISE))], settings_with(
         utilisationSnapshot=str(snap), unknownEnforcement="mandatory")))
     assert strict["aws_autoscaling_group.gpu_inference"][0] == "mandatory"
