@@ -235,17 +235,25 @@ def _add_remoting(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                  "over the network, from its profile (call counts and bytes, optionally a "
                  "per-call trace): the predicted overhead at an RTT and a bandwidth, the largest "
                  "RTT at a bandwidth, or the least bandwidth at an RTT. --instance-type budgets "
-                 "against the type's baseline bandwidth. Exit 0: the budget is met (or can be); "
-                 "1: it is not; 2: bad input. See docs/remoting.md.",
+                 "against what ONE flow gets on that type (its baseline, capped per flow by the "
+                 "network kind) and the kind's RTT floor, and lists every network kind of the "
+                 "type with its verdict. Exit 0: the budget is met (or can be); 1: it is not; "
+                 "2: bad input. See docs/remoting.md.",
                  ["gpupool remoting examples/profiles/bert-inference.yaml --rtt-us 20 "
                   "--bandwidth-gbps 100",
                   "gpupool remoting examples/profiles/resnet50-inference.yaml "
-                  "--instance-type g5.xlarge --format json"])
+                  "--instance-type g5.xlarge --format json",
+                  "gpupool remoting examples/profiles/bert-inference.yaml "
+                  "--instance-type p5.4xlarge --network efa"])
     r.add_argument("profile", metavar="PROFILE", help="application profile (YAML)")
     r.add_argument("--rtt-us", type=non_negative, metavar="R", help="round-trip time, µs")
     r.add_argument("--bandwidth-gbps", type=positive, metavar="B", help="bandwidth, Gbit/s")
     r.add_argument("--instance-type", metavar="T",
-                   help="proxy instance type: its baseline bandwidth (catalog) is B")
+                   help="proxy instance type: what one flow gets on it (baseline capped per "
+                        "flow) is B, unless --bandwidth-gbps is given")
+    r.add_argument("--network", choices=("tcp", "ena-express", "efa"), default=None,
+                   help="with --instance-type: the network kind budgeted (default tcp: TCP over "
+                        "ENA in a cluster placement group)")
     r.add_argument("--max-overhead", type=positive, default=0.05, metavar="E",
                    help="budget: largest slowdown as a fraction of the local run (default 0.05)")
     r.add_argument("--top", type=count, default=3, metavar="K",

@@ -21,9 +21,14 @@ from gpupool.remoting.profile import load_profile
 
 
 def _network(args: argparse.Namespace) -> NetworkGiven:
-    instance = None
+    instance, kind = None, None
+    if args.network is not None and not args.instance_type:
+        raise InputError("--network: expected --instance-type too: a network kind's per-flow "
+                         "bandwidth and RTT floor are figures of a proxy type")
     if args.instance_type:
         from gpupool.catalog import load_catalog
+        from gpupool.catalog.network import NetworkKind
+        from gpupool.remoting.kinds import option
 
         catalog = load_catalog()
         instance = catalog.get(args.instance_type.strip())
@@ -33,13 +38,23 @@ def _network(args: argparse.Namespace) -> NetworkGiven:
             hint = f" (did you mean {close[0]}?)" if close else ""
             raise InputError(f"--instance-type: expected a GPU instance type of the catalog "
                              f"(gpupool catalog), got {args.instance_type!r}{hint}")
+        kind = option(instance, NetworkKind(args.network or NetworkKind.TCP))
+        if not kind.supported:
+            raise InputError(f"--network: expected a network kind {instance.instance_type} "
+                             f"supports, got {args.network} ({kind.why})")
     bandwidth, source = args.bandwidth_gbps, "--bandwidth-gbps"
-    if bandwidth is None and instance is not None:
-        bandwidth = instance.network_baseline_gbps
-        source = f"{instance.instance_type} baseline"
+    if bandwidth is None and instance is not None and kind is not None:
+        # what ONE flow gets, not the instance's aggregate: the remoting client's calls travel
+        # on one connection (gpupool.remoting.kinds)
+        bandwidth = kind.flow_gbps
+        capped = (f", capped at {kind.flow_cap_gbps:g} Gbps per flow"
+                  if kind.flow_cap_gbps is not None
+                  and kind.flow_cap_gbps < instance.network_baseline_gbps else "")
+        source = (f"{instance.instance_type}: one flow of {kind.label} "
+                  f"({instance.network_baseline_gbps:g} Gbps baseline{capped})")
     return NetworkGiven(rtt_us=args.rtt_us, bandwidth_gbps=bandwidth,
                         bandwidth_source=source if bandwidth is not None else None,
-                        instance=instance)
+                        instance=instance, kind=kind)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -114,6 +129,9 @@ def render_text(r: dict[str, Any]) -> None:
     console.print(f"  budget: at most {_pct(eps)} slower than on a local GPU "
                   f"(= {_seconds(eps * local_s)})")
     rtt = "not given" if net["rtt_us"] is None else f"{_us(net['rtt_us'])} RTT"
+    if net["rtt_us"] is None and "rtt_floor_us" in net:
+        rtt = (f"RTT not given ({net['kind_label']} reaches ~{_us(net['rtt_floor_us'])} at "
+               "best)")
     bw = "not given" if net["bandwidth_gbps"] is None else (
         f"{_gbps(net['bandwidth_gbps'])} ({net['bandwidth_source']})")
     console.print(f"  network: {rtt}; bandwidth {bw}")
@@ -144,6 +162,10 @@ def render_text(r: dict[str, Any]) -> None:
     if "rtt_max_us" in r:
         if r["rtt_max_us"] is not None:
             value, note = _us(r["rtt_max_us"]), f"at {_gbps(net['bandwidth_gbps'])}"
+            if net["rtt_us"] is None and "rtt_floor_us" in net:
+                reach = ("[green]reachable[/green]" if r["feasible"]
+                         else "[red]below what it reaches[/red]")
+                note += f"; {net['kind']} floor ~{_us(net['rtt_floor_us'])}: {reach}"
         elif r.get("rtt_unbounded"):
             value, note = "any", "no synchronous call waits on the network"
         else:
@@ -167,6 +189,8 @@ def render_text(r: dict[str, Any]) -> None:
                 table.add_row(f"  first-order {label}", shown if v is not None else "none",
                               "sync calls x RTT + bytes / BW: no overlap, no (de)serialising")
     console.print(table)
+    if "network_kinds" in r:
+        _kinds_table(console, r)
     if "what_if" in r and r["what_if"]["rows"]:
         wi = r["what_if"]
         console.print()
@@ -200,6 +224,42 @@ def render_text(r: dict[str, Any]) -> None:
             console.print(f"  - {line}", soft_wrap=True)
 
 
+def _kinds_table(console: Any, r: dict[str, Any]) -> None:
+    """Every network kind of the proxy type: what one flow gets, the RTT floor, the verdict."""
+    from rich.table import Table
+
+    it = r["instance_type"]["instance_type"]
+    console.print()
+    console.print(f"Network kinds of {it}: what one flow gets in a cluster placement group, at "
+                  "the kind's RTT floor (planning defaults; measure with gpupool netcheck "
+                  "probe); tcp = TCP over ENA, --network picks the one budgeted above:",
+                  soft_wrap=True)
+    t = Table(header_style="bold", show_edge=False)
+    t.add_column("kind")
+    t.add_column(f"on {it}")
+    t.add_column("per flow", justify="right")
+    t.add_column("RTT floor", justify="right")
+    t.add_column("overhead", justify="right")
+    t.add_column("largest RTT", justify="right")
+    t.add_column("least bandwidth", justify="right")
+    t.add_column("verdict")
+    for k in r["network_kinds"]:
+        cap = "" if k["flow_cap_gbps"] is None or k["flow_gbps"] < k["flow_cap_gbps"] else " (cap)"
+        r_max = "any" if k["rtt_unbounded"] else (
+            "none" if k["rtt_max_us"] is None else _us(k["rtt_max_us"]))
+        if k["feasible"]:
+            verdict = "[green]PASS[/green]"
+        elif k["supported"]:
+            verdict = "[red]FAIL[/red]"
+        else:
+            verdict = ("[yellow]would pass[/yellow]" if k["meets_budget"]
+                       else "[red]would fail[/red]")
+        t.add_row(k["kind"], "yes" if k["supported"] else "no",
+                  _gbps(k["flow_gbps"]) + cap, _us(k["rtt_floor_us"]),
+                  _pct(k["predicted_overhead"]), r_max, _gbps(k["bandwidth_min_gbps"]), verdict)
+    console.print(t)
+
+
 def _verdict_text(r: dict[str, Any]) -> str:
     eps, net = r["max_overhead"], r["network"]
     if "predicted_overhead" in r:
@@ -213,8 +273,12 @@ def _verdict_text(r: dict[str, Any]) -> str:
         if r["rtt_max_us"] is None:
             return (f"no RTT keeps the overhead within {_pct(eps)} at "
                     f"{_gbps(net['bandwidth_gbps'])}")
-        return (f"the RTT must stay under {_us(r['rtt_max_us'])} at "
+        text = (f"the RTT must stay under {_us(r['rtt_max_us'])} at "
                 f"{_gbps(net['bandwidth_gbps'])}")
+        if "rtt_floor_us" in net:
+            text += (f"; {net['kind_label']} reaches ~{_us(net['rtt_floor_us'])}"
+                     + ("" if r["feasible"] else ", too slow for this budget"))
+        return text
     if r.get("bandwidth_min_gbps") is None:
         return f"no bandwidth keeps the overhead within {_pct(eps)} at {_us(net['rtt_us'])}"
     return (f"the bandwidth must be at least {_gbps(r['bandwidth_min_gbps'])} at "

@@ -14,14 +14,25 @@ written per profile.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpupool.catalog import InstanceType
+from gpupool.catalog.network import (
+    FLOW_CAP_CLUSTER_GBPS,
+    FLOW_CAP_ENA_EXPRESS_GBPS,
+    FLOW_CAP_OUTSIDE_CLUSTER_GBPS,
+)
 from gpupool.errors import InputError
 from gpupool.remoting import budget
+from gpupool.remoting.kinds import KindOption, kind_options
 from gpupool.remoting.profile import Profile
+
+if TYPE_CHECKING:
+    from gpupool.remoting.replay import Replayer
 
 # What a reference ladder of networks allows, shown when only one figure is known.
 BANDWIDTH_LADDER_GBPS = (5.0, 10.0, 25.0, 50.0, 100.0, 200.0, 400.0)
@@ -33,8 +44,41 @@ class NetworkGiven:
 
     rtt_us: float | None
     bandwidth_gbps: float | None
-    bandwidth_source: str | None = None  # "--bandwidth-gbps", "g4dn.xlarge baseline", …
+    bandwidth_source: str | None = None  # "--bandwidth-gbps", "g4dn.16xlarge: one TCP flow…"
     instance: InstanceType | None = None
+    # the network kind the headline figures are for (with an instance type): its per-flow
+    # bandwidth is the budget's bandwidth unless one was given, its RTT floor the least round
+    # trip the budget can count on when no RTT was given
+    kind: KindOption | None = None
+
+
+@dataclass(frozen=True)
+class _Model:
+    """The profile's model (first order, or the replay of its trace) as three questions, each
+    answer cached: the per-kind table asks the same ones again (TCP and ENA Express share a
+    floor; small types share one per-flow figure across kinds)."""
+
+    overhead: Callable[[float, float], float]
+    rtt_max: Callable[[float], float | None]
+    bandwidth_min: Callable[[float], float | None]
+
+
+def _first_order_model(profile: Profile, eps: float) -> _Model:
+    return _Model(
+        overhead=cache(lambda r, b: budget.predicted_overhead(profile, r, b)),
+        rtt_max=cache(lambda b: budget.rtt_max_us(profile, b, eps)),
+        bandwidth_min=cache(lambda r: budget.bandwidth_min_gbps(profile, r, eps)),
+    )
+
+
+def _replay_model(rp: Replayer, local_us: float, eps: float) -> _Model:
+    from gpupool.remoting import replay
+
+    return _Model(
+        overhead=cache(lambda r, b: replay.overhead(rp, replay.Network(r, b), local_us)),
+        rtt_max=cache(lambda b: replay.rtt_max_us(rp, b, eps, local_us)),
+        bandwidth_min=cache(lambda r: replay.bandwidth_min_gbps(rp, r, eps, local_us)),
+    )
 
 
 def _json_number(value: float | None) -> float | None:
@@ -58,12 +102,17 @@ def _first_order(profile: Profile, net: NetworkGiven, eps: float) -> dict[str, A
     return out
 
 
-def _feasible(figures: dict[str, Any], eps: float) -> bool:
+def _feasible(figures: dict[str, Any], eps: float, rtt_floor_us: float | None = None) -> bool:
+    """Can the budget be met on the network given? Without an RTT, "some round trip the network
+    can reach keeps it": above 0, or at least the kind's floor when an instance type says which
+    network it is (an RTT max of 12 µs is no use on a network that never goes below 30)."""
     if "predicted_overhead" in figures:
         return bool(figures["predicted_overhead"] <= eps * (1 + 1e-9))
     if "rtt_max_us" in figures:
         r = figures["rtt_max_us"]
-        return r is not None and r > 0
+        if r is None:
+            return False
+        return r >= rtt_floor_us * (1 - 1e-9) if rtt_floor_us is not None else r > 0
     b = figures.get("bandwidth_min_gbps")
     return b is not None and not math.isinf(b)
 
@@ -96,6 +145,8 @@ def assess(profile: Profile, net: NetworkGiven, max_overhead: float, *, top: int
             "bandwidth_source": net.bandwidth_source,
         },
     }
+    if net.kind is not None:
+        result["network"].update(_kind_json(net.kind))
     if net.instance is not None:
         t = net.instance
         result["instance_type"] = {
@@ -105,7 +156,12 @@ def assess(profile: Profile, net: NetworkGiven, max_overhead: float, *, top: int
             "network_burst_gbps": t.network_burst_gbps,
             "efa_supported": t.efa_supported,
         }
-    figures = first if profile.trace is None else _replayed(profile, net, eps, top, result)
+    if profile.trace is None:
+        model, figures = _first_order_model(profile, eps), first
+    else:
+        rp, local_us = _prepare_trace(profile, result)
+        model = _replay_model(rp, local_us, eps)
+        figures = _replayed(rp, local_us, model, net, eps, top, result)
     for key in ("predicted_overhead", "rtt_max_us", "bandwidth_min_gbps"):
         if key in figures:
             result[key] = _json_number(figures[key])
@@ -113,8 +169,11 @@ def assess(profile: Profile, net: NetworkGiven, max_overhead: float, *, top: int
         result["rtt_unbounded"] = True  # null above means "no limit", not "infeasible"
     if figures.get("bandwidth_min_gbps") == 0.0:
         result["bandwidth_unbounded"] = True
-    result["feasible"] = _feasible(figures, eps)
+    floor = net.kind.rtt_floor_us if net.kind is not None and net.rtt_us is None else None
+    result["feasible"] = _feasible(figures, eps, floor)
     result["first_order"] = {k: _json_number(v) for k, v in first.items()}
+    if net.instance is not None:
+        result["network_kinds"] = _kinds_table(net.instance, model, eps)
     # the first-order budget on a ladder of bandwidths: where this application could run
     result["budget_curve"] = [
         {"bandwidth_gbps": bw, "rtt_max_us": _json_number(budget.rtt_max_us(profile, bw, eps)),
@@ -125,9 +184,39 @@ def assess(profile: Profile, net: NetworkGiven, max_overhead: float, *, top: int
     return result
 
 
-def _replayed(profile: Profile, net: NetworkGiven, eps: float, top: int,
-              result: dict[str, Any]) -> dict[str, Any]:
-    """Figures of the per-call replay; adds the trace's counts and the what-if table."""
+def _kind_json(o: KindOption) -> dict[str, Any]:
+    return {"kind": str(o.kind), "kind_label": o.label, "flow_cap_gbps": o.flow_cap_gbps,
+            "flow_gbps": o.flow_gbps, "rtt_floor_us": o.rtt_floor_us}
+
+
+def _kinds_table(instance: InstanceType, model: _Model, eps: float) -> list[dict[str, Any]]:
+    """Every network kind of the proxy type with what one flow gets over it, the kind's RTT
+    floor, and the budget at those figures: the overhead at (floor, per-flow bandwidth), the
+    largest RTT at the per-flow bandwidth, the least per-flow bandwidth at the floor. A kind the
+    type does not support is shown with its figures (what it would give) but never meets the
+    budget: ``feasible`` is ``supported and meets_budget``."""
+    rows = []
+    for o in kind_options(instance):
+        over = model.overhead(o.rtt_floor_us, o.flow_gbps)
+        r_max = model.rtt_max(o.flow_gbps)
+        b_min = model.bandwidth_min(o.rtt_floor_us)
+        meets = over <= eps * (1 + 1e-9)
+        rows.append({
+            **_kind_json(o),
+            "supported": o.supported,
+            "support": o.why,
+            "predicted_overhead": over,
+            "rtt_max_us": _json_number(r_max),
+            "rtt_unbounded": r_max == math.inf,
+            "bandwidth_min_gbps": _json_number(b_min),
+            "meets_budget": meets,
+            "feasible": o.supported and meets,
+        })
+    return rows
+
+
+def _prepare_trace(profile: Profile, result: dict[str, Any]) -> tuple[Replayer, float]:
+    """Read the profile's trace once, add its counts to ``result``, and prepare its replayer."""
     from gpupool.remoting import replay
     from gpupool.remoting.trace import ASYNC, LOCAL, SYNC, load_trace
 
@@ -147,22 +236,29 @@ def _replayed(profile: Profile, net: NetworkGiven, eps: float, top: int,
         "bytes_from_gpu": trace.total_bytes_from_gpu,
         "local_time_s": local_us / 1e6,
     }
+    return replay.Replayer(trace), local_us  # prepared once for every replay that follows
+
+
+def _replayed(rp: Replayer, local_us: float, model: _Model, net: NetworkGiven, eps: float,
+              top: int, result: dict[str, Any]) -> dict[str, Any]:
+    """Figures of the per-call replay; adds the what-if table."""
+    from gpupool.remoting import replay
+
     out: dict[str, Any] = {}
     r, b = net.rtt_us, net.bandwidth_gbps
-    rp = replay.Replayer(trace)  # prepared once for every replay below
     if r is not None and b is not None:
-        out["predicted_overhead"] = replay.overhead(rp, replay.Network(r, b), local_us)
+        out["predicted_overhead"] = model.overhead(r, b)
     if b is not None:
-        out["rtt_max_us"] = replay.rtt_max_us(rp, b, eps, local_us)
+        out["rtt_max_us"] = model.rtt_max(b)
     if r is not None:
-        out["bandwidth_min_gbps"] = replay.bandwidth_min_gbps(rp, r, eps, local_us)
+        out["bandwidth_min_gbps"] = model.bandwidth_min(r)
     # the what-ifs are replayed at the network given, or at the budget's edge when one figure
     # is missing (there the overhead is ε, and the table shows how far below ε each change goes)
     at_r = r if r is not None else out.get("rtt_max_us")
     at_b = b if b is not None else out.get("bandwidth_min_gbps")
     if at_r is not None and at_b and math.isfinite(at_r) and math.isfinite(at_b):
         net_at = replay.Network(at_r, at_b)
-        now = replay.overhead(rp, net_at, local_us)
+        now = model.overhead(at_r, at_b)
         result["what_if"] = {
             "rtt_us": at_r,
             "bandwidth_gbps": at_b,
@@ -241,15 +337,46 @@ def advice(profile: Profile, net: NetworkGiven, eps: float, figures: dict[str, A
         out.append(f"{net.bandwidth_gbps:g} Gbps is above {inst.instance_type}'s baseline "
                    f"({inst.network_baseline_gbps:g} Gbps): budget against the baseline, the "
                    "burst ('up to') figure is not sustained.")
+    elif net.kind is not None and net.bandwidth_gbps is not None \
+            and net.bandwidth_gbps > net.kind.flow_gbps:
+        out.append(f"{net.bandwidth_gbps:g} Gbps is more than one flow of {net.kind.label} "
+                   f"gets on {inst.instance_type if inst else 'this type'} "
+                   f"({net.kind.flow_gbps:g} Gbps): a remoting client's calls travel on one "
+                   "connection; budget against the per-flow figure.")
+    if inst is not None and net.kind is not None:
+        out.extend(_kind_advice(inst, net.kind, result))
     if inst is not None:
-        out.append("One TCP flow is capped below an instance's bandwidth on EC2 (5 Gbps outside "
-                   "a cluster placement group, 10 Gbps inside one, 25 Gbps with ENA Express): "
-                   "measure the flow the remoting layer uses with `gpupool netcheck probe`.")
+        out.append(f"One TCP flow is capped below an instance's bandwidth on EC2 "
+                   f"({FLOW_CAP_OUTSIDE_CLUSTER_GBPS:g} Gbps outside a cluster placement group, "
+                   f"{FLOW_CAP_CLUSTER_GBPS:g} Gbps inside one, {FLOW_CAP_ENA_EXPRESS_GBPS:g} "
+                   "Gbps with ENA Express) and RTT floors are planning defaults: measure the "
+                   "flow the remoting layer uses with `gpupool netcheck probe`.")
     tags = budget_tags(net, figures)
     if tags is not None:
         out.append(f"Budget for the proxy tier: gpupool:remoting-max-rtt-us = {tags[0]:.3g}, "
                    f"gpupool:remoting-min-gbps = {tags[1]:.3g} (one pair on the budget's edge).")
     return out
+
+
+def _kind_advice(inst: InstanceType, kind: KindOption, result: dict[str, Any]) -> list[str]:
+    """Which of the type's network kinds meets the budget, when the one budgeted does not."""
+    rows = result.get("network_kinds") or []
+    if result["feasible"] or not rows:
+        return []
+    better = [r for r in rows if r["feasible"] and r["kind"] != str(kind.kind)]
+    if better:
+        return [f"{r['kind_label']} on {inst.instance_type} meets the budget: "
+                f"{_pct(r['predicted_overhead'])} at its ~{r['rtt_floor_us']:g} µs floor and "
+                f"{r['flow_gbps']:g} Gbps per flow (--network {r['kind']})." for r in better]
+    elsewhere = [r for r in rows if r["meets_budget"] and not r["supported"]]
+    if elsewhere:
+        return [f"{r['kind_label']} would meet the budget ({_pct(r['predicted_overhead'])} at "
+                f"~{r['rtt_floor_us']:g} µs and {r['flow_gbps']:g} Gbps per flow), but "
+                f"{inst.instance_type} lacks it ({r['support']}): a type with it would do."
+                for r in elsewhere]
+    return [f"None of {inst.instance_type}'s network kinds meets the budget at its RTT floor "
+            "and per-flow bandwidth: make calls asynchronous, shadow them, move fewer bytes, "
+            "or keep the GPU local."]
 
 
 def budget_tags(net: NetworkGiven, figures: dict[str, Any]) -> tuple[float, float] | None:
