@@ -275,7 +275,7 @@ def _add_netcheck(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                   f"gpupool netcheck probe 10.0.1.7:{port} --streams 4 --format json"])
     nsub = n.add_subparsers(dest="netcheck_command", required=True, parser_class=_Parser)
     s = _command(nsub, "serve", "run the bounded responder the probe measures against",
-                 "Echo small messages, swallow bulk streams; nothing else (no files, no "
+                 "Echo small messages, swallow or send bulk streams; nothing else (no files, no "
                  "commands). Bounded: session limit, read timeout, session length; stops "
                  "cleanly on SIGTERM. Prints 'listening on ADDR:PORT' first.",
                  [f"gpupool netcheck serve --bind 10.0.1.7 --port {port}"])
@@ -290,9 +290,12 @@ def _add_netcheck(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     s.add_argument("--echo-delay-us", type=non_negative, default=0.0, metavar="D",
                    help="add D µs before each echo (calibration; a slower network on demand)")
     pr = _command(nsub, "probe", "measure RTT and bandwidth to a netcheck server",
-                  "Round trips for 40 % of --seconds, then bulk streams for the rest. With "
-                  "--profile: the predicted overhead at the median RTT and the measured "
-                  "bandwidth, and a verdict (exit 1 when the budget is not met).",
+                  "Round trips for 40 % of --seconds, then bulk streams client to server "
+                  "(30 %) and server to client (30 %); bandwidth_gbps is the lower direction. "
+                  "With --profile: the predicted overhead at the median RTT, bytes_to_gpu at "
+                  "the client-to-server bandwidth and bytes_from_gpu at the server-to-client "
+                  "one, each direction against what is left of the budget, and a verdict "
+                  "(exit 1 when the budget is not met).",
                   [f"gpupool netcheck probe 10.0.1.7:{port} --profile app.yaml",
                    f"gpupool netcheck probe 10.0.1.7:{port} --cloudwatch "
                    "--dimension AutoScalingGroupName=proxies"])

@@ -2,9 +2,17 @@
 
 ``serve`` runs the bounded responder (:mod:`gpupool.netcheck.server`) until SIGTERM or Ctrl-C;
 its first line on stdout is ``listening on ADDR:PORT`` (useful with ``--port 0``). ``probe``
-measures RTT and bandwidth against it and, with ``--profile``, judges the application's budget
-at the measured figures (exit 1 when it is not met). JSON keys: ``rtt_us`` (``p50``, ``p99``,
-…), ``bandwidth_gbps``, ``predicted_overhead``, ``verdict``.
+measures RTT and the bandwidth of both directions against it and, with ``--profile``, judges
+the application's budget at the measured figures (exit 1 when it is not met). JSON keys:
+``rtt_us`` (``p50``, ``p99``, …), ``bandwidth_gbps``, ``predicted_overhead``, ``verdict``.
+
+The server runs on the GPU proxy, the probe on a client: client → server carries
+``bytes_to_gpu``, server → client ``bytes_from_gpu``. The verdict charges each direction's bytes
+at that direction's measured bandwidth and judges each direction against what the round trips
+and the other direction leave of the budget (``directions``,
+:mod:`gpupool.remoting.directions`). ``bandwidth_gbps`` is the LOWER of the two: one figure
+that holds both ways, for alarms and for ``bandwidth_min_gbps`` (the least bandwidth, the same
+both ways, at the median RTT).
 """
 
 from __future__ import annotations
@@ -13,9 +21,12 @@ import argparse
 import json
 import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpupool.errors import InputError
+
+if TYPE_CHECKING:
+    from gpupool.remoting.directions import Measured
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,7 +56,12 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def probe(args: argparse.Namespace) -> int:
-    from gpupool.netcheck.probe import measure_bandwidth, measure_rtt, parse_target
+    from gpupool.netcheck.probe import (
+        measure_bandwidth,
+        measure_reverse_bandwidth,
+        measure_rtt,
+        parse_target,
+    )
     from gpupool.netcheck.protocol import MAX_ECHO_BYTES
 
     host, port = parse_target(args.target)
@@ -63,14 +79,22 @@ def probe(args: argparse.Namespace) -> int:
 
         dimensions = parse_dimensions(args.dimension or [])
     rtt = measure_rtt(host, port, seconds=args.seconds * 0.4, size=args.message_bytes)
-    bw = measure_bandwidth(host, port, seconds=args.seconds * 0.6, streams=args.streams)
+    up = measure_bandwidth(host, port, seconds=args.seconds * 0.3, streams=args.streams)
+    down = measure_reverse_bandwidth(host, port, seconds=args.seconds * 0.3,
+                                     streams=args.streams)
     result: dict[str, Any] = {
         "target": f"{host}:{port}",
         "rtt_us": {"p50": rtt.p50, "p99": rtt.p99, "max": rtt.max, "min": rtt.min,
                    "mean": rtt.mean, "samples": rtt.samples},
-        "bandwidth_gbps": bw.gbps,
-        "bandwidth": {"bytes": bw.bytes, "seconds": bw.seconds, "streams": bw.streams,
-                      "direction": "client to server"},
+        "bandwidth_gbps": min(up.gbps, down.gbps),
+        "bandwidth": {
+            "streams": args.streams,
+            "bandwidth_gbps_is": "the lower of the two directions",
+            "client_to_server": {"gbps": up.gbps, "bytes": up.bytes, "seconds": up.seconds,
+                                 "timed_by": "server"},
+            "server_to_client": {"gbps": down.gbps, "bytes": down.bytes,
+                                 "seconds": down.seconds, "timed_by": "client"},
+        },
         "message_bytes": args.message_bytes,
         "profile": None,
         "max_overhead": args.max_overhead,
@@ -78,7 +102,10 @@ def probe(args: argparse.Namespace) -> int:
         "verdict": None,
     }
     if profile is not None:
-        result.update(judge(profile, args.profile, rtt.p50, rtt.p99, bw.gbps, args.max_overhead))
+        from gpupool.remoting.directions import Measured
+
+        result.update(judge(profile, args.profile, Measured(rtt.p50, rtt.p99, up.gbps, down.gbps),
+                            args.max_overhead))
     if args.cloudwatch:
         from gpupool.netcheck.cloudwatch import put
 
@@ -91,22 +118,27 @@ def probe(args: argparse.Namespace) -> int:
     return 1 if result["verdict"] == "fail" else 0
 
 
-def judge(profile: Any, path: str, p50: float, p99: float, gbps: float,
-          eps: float) -> dict[str, Any]:
-    """The budget at the measured figures: median RTT for the verdict, p99 as the worst case."""
-    from gpupool.remoting.assess import NetworkGiven, assess, overhead_at, shown_path
+def judge(profile: Any, path: str, m: Measured, eps: float) -> dict[str, Any]:
+    """The budget at the measured figures: median RTT for the verdict, p99 as the worst case,
+    each direction's bytes at that direction's bandwidth. The advice and the symmetric
+    ``bandwidth_min_gbps`` are ``gpupool remoting``'s at the lower of the two bandwidths."""
+    from gpupool.remoting.assess import NetworkGiven, assess, shown_path
+    from gpupool.remoting.directions import judge_directions
 
     trace = None if profile.trace is None else shown_path(profile.trace)
-    at = assess(profile, NetworkGiven(p50, gbps, "measured"), eps, profile_path=path,
-                trace_shown=trace)
+    lower = min(m.to_gpu_gbps, m.from_gpu_gbps)
+    at = assess(profile, NetworkGiven(m.rtt_p50_us, lower, "measured, the lower direction"),
+                eps, profile_path=path, trace_shown=trace)
+    both = judge_directions(profile, m, eps)
     return {
         "profile": profile.name,
         "model": at["model"],
-        "predicted_overhead": at["predicted_overhead"],
-        "predicted_overhead_at_p99": overhead_at(profile, p99, gbps),
-        "rtt_max_us": at.get("rtt_max_us"),
+        "predicted_overhead": both["predicted_overhead"],
+        "predicted_overhead_at_p99": both["predicted_overhead_at_p99"],
+        "rtt_max_us": both["rtt_max_us"],
         "bandwidth_min_gbps": at.get("bandwidth_min_gbps"),
-        "verdict": "pass" if at["feasible"] else "fail",
+        "directions": both["directions"],
+        "verdict": "pass" if both["feasible"] else "fail",
         "advice": at["advice"],
     }
 
@@ -119,7 +151,10 @@ def render_text(r: dict[str, Any]) -> None:
               f"trips): p50 {rtt['p50']:,.1f} µs, p99 {rtt['p99']:,.1f} µs, "
               f"max {rtt['max']:,.1f} µs, min {rtt['min']:,.1f} µs\n")
     bw = r["bandwidth"]
-    out.write(f"  bandwidth (client to server, {bw['streams']} stream(s), {bw['seconds']:.2f} s): "
+    up, down = bw["client_to_server"], bw["server_to_client"]
+    out.write(f"  bandwidth ({bw['streams']} stream(s)): client to server {up['gbps']:,.3g} Gbps "
+              f"({up['seconds']:.2f} s), server to client {down['gbps']:,.3g} Gbps "
+              f"({down['seconds']:.2f} s); judged at the lower, "
               f"{r['bandwidth_gbps']:,.3g} Gbps\n")
     if r["verdict"] is not None:
         eps = r["max_overhead"]
@@ -127,10 +162,18 @@ def render_text(r: dict[str, Any]) -> None:
                   f"{r['predicted_overhead'] * 100:.3g} % at the median RTT, "
                   f"{r['predicted_overhead_at_p99'] * 100:.3g} % if every round trip were p99; "
                   f"budget {eps * 100:.3g} %\n")
+        for d in r["directions"].values():
+            need = ("no bandwidth is enough (the round trips and the other direction use "
+                    "the whole budget)" if d["min_gbps"] is None
+                    else f"needs at least {d['min_gbps']:,.3g} Gbps")
+            out.write(f"  {d['direction']}: {d['bytes']:,.0f} bytes at {d['measured_gbps']:,.3g} "
+                      f"Gbps measured; at the median RTT {need}: "
+                      f"{'ok' if d['meets'] else 'NOT MET'}\n")
         if r.get("rtt_max_us") is not None:
-            out.write(f"  largest RTT at this bandwidth: {r['rtt_max_us']:,.3g} µs\n")
+            out.write(f"  largest RTT at these bandwidths: {r['rtt_max_us']:,.3g} µs\n")
         if r.get("bandwidth_min_gbps") is not None:
-            out.write(f"  least bandwidth at this RTT: {r['bandwidth_min_gbps']:,.3g} Gbps\n")
+            out.write(f"  least bandwidth (both ways) at this RTT: "
+                      f"{r['bandwidth_min_gbps']:,.3g} Gbps\n")
         out.write(f"verdict: {r['verdict'].upper()}\n")
     else:
         out.write("verdict: none (give --profile to judge an application's budget)\n")

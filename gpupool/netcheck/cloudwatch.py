@@ -4,7 +4,8 @@ One ``PutMetricData`` call (boto3; ``AWS_ENDPOINT_URL`` and the usual credential
 honoured) in namespace ``GPUPool/Netcheck`` by default, with the dimension ``Target`` (the
 HOST:PORT probed) and any ``--dimension Name=Value`` given, such as the proxy group's
 ``AutoScalingGroupName`` so the figures sit beside its ``nvidia_smi_utilization_gpu``. An alarm
-on ``RttP99`` or ``Bandwidth`` against the tier's budget tags then watches the budget.
+on ``RttP99`` or ``Bandwidth`` (the lower direction; ``BandwidthToServer`` and
+``BandwidthFromServer`` each) against the tier's budget tags then watches the budget.
 """
 
 from __future__ import annotations
@@ -40,6 +41,12 @@ def metric_data(result: Mapping[str, Any], dimensions: Mapping[str, str]) -> lis
         {"MetricName": "RttMax", "Value": rtt["max"], "Unit": "Microseconds"},
         {"MetricName": "Bandwidth", "Value": result["bandwidth_gbps"], "Unit": "Gigabits/Second"},
     ]
+    both = result.get("bandwidth") or {}
+    for name, key in (("BandwidthToServer", "client_to_server"),
+                      ("BandwidthFromServer", "server_to_client")):
+        if key in both:
+            data.append({"MetricName": name, "Value": both[key]["gbps"],
+                         "Unit": "Gigabits/Second"})
     if result.get("predicted_overhead") is not None:
         data.append({"MetricName": "PredictedOverhead",
                      "Value": result["predicted_overhead"] * 100, "Unit": "Percent"})

@@ -5,10 +5,15 @@
   ``WARMUP`` round trips are dropped (connection set-up, cold caches). The figures include the
   probe's own software overhead (a Python send and receive on each end, a few µs on loopback;
   the floor is measured in bench/), as a remoting layer's calls include its own.
-- Bandwidth: ``streams`` connections send at once, from the client to the server (the
-  direction of ``bytes_to_gpu``), and the server times what it receives on one clock; the
-  aggregate is the bytes over the union of the streams' windows. ``--streams 1`` is what one
-  remoted connection gets: on EC2 one flow is capped below an instance's bandwidth.
+- Bandwidth, both directions one after the other: ``streams`` connections send at once from
+  the client to the server (the direction of ``bytes_to_gpu``), and the server times what it
+  receives on one clock; then ``streams`` connections ask the server to send (SOURCE, the
+  direction of ``bytes_from_gpu``) and the client times what it receives on its own clock. In
+  both the aggregate is the bytes over the union of the streams' windows, the first read of
+  each stream excluded (its bytes arrived before the clock started). ``--streams 1`` is what
+  one remoted connection gets: on EC2 one flow is capped below an instance's bandwidth. The
+  two directions can differ (asymmetric shaping, a busy proxy NIC, different instance types at
+  the two ends), which one direction alone would hide.
 """
 
 from __future__ import annotations
@@ -37,12 +42,30 @@ class Rtt:
     mean: float
 
 
+TO_SERVER = "client to server"
+FROM_SERVER = "server to client"
+
+
 @dataclass(frozen=True)
 class Bandwidth:
     gbps: float
     bytes: int
     seconds: float
     streams: int
+    direction: str = TO_SERVER
+
+
+def _aggregate(host: str, port: int, done: list[tuple[int, int, int]], streams: int,
+               direction: str) -> Bandwidth:
+    """Bytes over the union of the streams' windows, ``(bytes, first_ns, last_ns)`` each, all
+    on one clock."""
+    total = sum(r[0] for r in done)
+    window = (max(r[2] for r in done) - min(r[1] for r in done)) / 1e9
+    if window <= 0 or total == 0:
+        raise InputError(f"{host}:{port}: too little data to time ({direction}); give more "
+                         "--seconds")
+    return Bandwidth(gbps=total * 8 / window / 1e9, bytes=total, seconds=window,
+                     streams=streams, direction=direction)
 
 
 def parse_target(text: str) -> tuple[str, int]:
@@ -151,9 +174,58 @@ def measure_bandwidth(host: str, port: int, seconds: float, streams: int = 1,
     if failed:
         raise InputError(f"{host}:{port}: bulk transfer failed ({failed[0]})")
     done = [r for r in results if not isinstance(r, BaseException)]
-    total = sum(r[0] for r in done)
-    window = (max(r[2] for r in done) - min(r[1] for r in done)) / 1e9
-    if window <= 0 or total == 0:
-        raise InputError(f"{host}:{port}: too little data to time; give more --seconds")
-    return Bandwidth(gbps=total * 8 / window / 1e9, bytes=total, seconds=window,
-                     streams=streams)
+    return _aggregate(host, port, done, streams, TO_SERVER)
+
+
+def measure_reverse_bandwidth(host: str, port: int, seconds: float, streams: int = 1,
+                              timeout: float = 5.0) -> Bandwidth:
+    """Aggregate server→client throughput of ``streams`` connections for about ``seconds``.
+
+    Each connection asks the server to send for ``seconds`` (SOURCE); the client times its own
+    reads on its monotonic clock, the first read of each stream excluded, and reads until the
+    server closes, so what was still queued on the path when the server stopped is counted in
+    the time it took to arrive.
+    """
+    ms = max(1, min(int(seconds * 1000), 2**32 - 1))
+    results: list[tuple[int, int, int] | BaseException] = [ValueError("no result")] * streams
+    start = threading.Barrier(streams)
+
+    def receive(i: int) -> None:
+        try:
+            start.wait(timeout)
+            conn = _connect(host, port, p.SOURCE, ms, timeout)
+        except BaseException as e:  # reported below, in the main thread
+            results[i] = e
+            return
+        try:
+            conn.settimeout(timeout)
+            buf = memoryview(bytearray(p.CHUNK))
+            counted = first = last = 0
+            while True:
+                n = conn.recv_into(buf)
+                if n == 0:
+                    break
+                now = time.monotonic_ns()
+                if first == 0:
+                    first = now  # this read's bytes arrived before the clock started
+                else:
+                    counted += n
+                last = now
+            results[i] = (counted, first, last)
+        except BaseException as e:
+            results[i] = e
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=receive, args=(i,), daemon=True) for i in range(streams)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    failed = [r for r in results if isinstance(r, BaseException)]
+    if failed:
+        if isinstance(failed[0], InputError):
+            raise failed[0]
+        raise InputError(f"{host}:{port}: bulk transfer from the server failed ({failed[0]})")
+    done = [r for r in results if not isinstance(r, BaseException)]
+    return _aggregate(host, port, done, streams, FROM_SERVER)

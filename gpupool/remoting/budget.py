@@ -49,21 +49,35 @@ def latency_seconds(profile: Demand, rtt_us: float) -> float:
     return profile.sync_calls * rtt_us * US
 
 
-def transfer_seconds(profile: Demand, bandwidth_gbps: float) -> float:
-    """Time the bytes (both directions, one after the other) spend on the wire."""
-    return 8.0 * (profile.bytes_to_gpu + profile.bytes_from_gpu) / (bandwidth_gbps * GBPS)
+def transfer_seconds(profile: Demand, bandwidth_gbps: float,
+                     from_gpu_gbps: float | None = None) -> float:
+    """Time the bytes (both directions, one after the other) spend on the wire.
+
+    ``from_gpu_gbps``: the GPU → client direction's bandwidth when it differs from the client →
+    GPU one (a measured path need not be symmetric); ``bytes_from_gpu`` cross at it.
+    """
+    back = bandwidth_gbps if from_gpu_gbps is None else from_gpu_gbps
+    return 8.0 * (profile.bytes_to_gpu / (bandwidth_gbps * GBPS)
+                  + profile.bytes_from_gpu / (back * GBPS))
 
 
-def predicted_overhead(profile: Demand, rtt_us: float, bandwidth_gbps: float) -> float:
-    """Slowdown as a fraction of the local run time (0.05 = 5 %) at an RTT and a bandwidth."""
+def predicted_overhead(profile: Demand, rtt_us: float, bandwidth_gbps: float,
+                       from_gpu_gbps: float | None = None) -> float:
+    """Slowdown as a fraction of the local run time (0.05 = 5 %) at an RTT and a bandwidth
+    (``bandwidth_gbps`` both ways, or client → GPU only when ``from_gpu_gbps`` is given)."""
     _check("rtt_us", rtt_us, positive=False)
     _check("bandwidth_gbps", bandwidth_gbps)
-    network = latency_seconds(profile, rtt_us) + transfer_seconds(profile, bandwidth_gbps)
+    if from_gpu_gbps is not None:
+        _check("from_gpu_gbps", from_gpu_gbps)
+    network = (latency_seconds(profile, rtt_us)
+               + transfer_seconds(profile, bandwidth_gbps, from_gpu_gbps))
     return network / profile.local_time_s
 
 
-def rtt_max_us(profile: Demand, bandwidth_gbps: float, max_overhead: float) -> float | None:
-    """The largest RTT (µs) that keeps the overhead ≤ ``max_overhead`` at ``bandwidth_gbps``.
+def rtt_max_us(profile: Demand, bandwidth_gbps: float, max_overhead: float,
+               from_gpu_gbps: float | None = None) -> float | None:
+    """The largest RTT (µs) that keeps the overhead ≤ ``max_overhead`` at ``bandwidth_gbps``
+    (and ``from_gpu_gbps`` for the bytes from the GPU, when given).
 
     ``math.inf`` when the profile has no synchronous calls and the bytes fit (any RTT will do);
     ``None`` when the bytes alone exceed the budget, or exactly fill it while synchronous calls
@@ -71,7 +85,10 @@ def rtt_max_us(profile: Demand, bandwidth_gbps: float, max_overhead: float) -> f
     """
     _check("bandwidth_gbps", bandwidth_gbps)
     _check("max_overhead", max_overhead)
-    slack = max_overhead * profile.local_time_s - transfer_seconds(profile, bandwidth_gbps)
+    if from_gpu_gbps is not None:
+        _check("from_gpu_gbps", from_gpu_gbps)
+    slack = (max_overhead * profile.local_time_s
+             - transfer_seconds(profile, bandwidth_gbps, from_gpu_gbps))
     if slack < 0:
         return None
     if profile.sync_calls == 0:
@@ -98,3 +115,36 @@ def bandwidth_min_gbps(profile: Demand, rtt_us: float, max_overhead: float) -> f
     if slack == 0:
         return None
     return bits / slack / GBPS
+
+
+TO_GPU = "to_gpu"
+FROM_GPU = "from_gpu"
+
+
+def direction_min_gbps(profile: Demand, rtt_us: float, max_overhead: float, direction: str,
+                       other_gbps: float) -> float | None:
+    """The least bandwidth of ONE direction (``TO_GPU``: client → GPU, carrying
+    ``bytes_to_gpu``; ``FROM_GPU``: GPU → client, ``bytes_from_gpu``) that keeps the overhead
+    ≤ ``max_overhead`` at ``rtt_us`` while the other direction runs at ``other_gbps``.
+
+    Each direction is judged against what the round trips and the other direction leave of the
+    budget: the overhead is within it exactly when both directions reach their least bandwidth.
+    ``0.0`` when this direction moves no bytes and the rest fits; ``None`` when the round trips
+    and the other direction's bytes alone use the whole budget.
+    """
+    _check("rtt_us", rtt_us, positive=False)
+    _check("max_overhead", max_overhead)
+    _check("other_gbps", other_gbps)
+    if direction not in (TO_GPU, FROM_GPU):
+        raise ValueError(f"direction: expected {TO_GPU!r} or {FROM_GPU!r}, got {direction!r}")
+    mine, other = ((profile.bytes_to_gpu, profile.bytes_from_gpu) if direction == TO_GPU
+                   else (profile.bytes_from_gpu, profile.bytes_to_gpu))
+    slack = (max_overhead * profile.local_time_s - latency_seconds(profile, rtt_us)
+             - 8.0 * other / (other_gbps * GBPS))
+    if slack < 0:
+        return None
+    if mine == 0:
+        return 0.0
+    if slack == 0:
+        return None
+    return 8.0 * mine / slack / GBPS

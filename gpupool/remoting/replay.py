@@ -67,12 +67,23 @@ TERMS: tuple[tuple[str, float], ...] = (
 
 @dataclass(frozen=True)
 class Network:
+    """RTT and bandwidth; ``from_gpu_gbps`` is the GPU → client direction's bandwidth when it
+    differs from ``bandwidth_gbps`` (a measured path need not be symmetric)."""
+
     rtt_us: float
     bandwidth_gbps: float
+    from_gpu_gbps: float | None = None
 
     @property
     def bits_per_us(self) -> float:
+        """Client → GPU, in bit/µs."""
         return self.bandwidth_gbps * 1e3  # 1 Gbit/s = 10⁹ bit/s = 10³ bit/µs
+
+    @property
+    def back_bits_per_us(self) -> float:
+        """GPU → client, in bit/µs."""
+        back = self.bandwidth_gbps if self.from_gpu_gbps is None else self.from_gpu_gbps
+        return back * 1e3
 
 
 def _terms(trace: Trace, kind: npt.NDArray[np.int8], idx: slice | npt.NDArray[np.intp]
@@ -153,7 +164,7 @@ class Replayer:
         tx_to = t["to"] * w
         from_c = t["a_c"] + tx_to
         from_c += half
-        tx_back = t["back"] * w
+        tx_back = t["back"] * (8.0 / net.back_bits_per_us)
         tx_back += half
         c_a = t["c_a"] + tx_back
         c_q = t["c_q"] + tx_back
@@ -247,7 +258,7 @@ def replay_reference(trace: Trace, net: Network | None) -> float:
             s, d = trace.serialise_us[i], trace.deserialise_us[i]
             half = net.rtt_us / 2
             tx_to = trace.bytes_to_gpu[i] * 8 / net.bits_per_us
-            tx_from = trace.bytes_from_gpu[i] * 8 / net.bits_per_us
+            tx_from = trace.bytes_from_gpu[i] * 8 / net.back_bits_per_us
         issue = complete + g
         if kind == LOCAL:
             complete = issue
@@ -322,8 +333,10 @@ def _largest_within(
 
 
 def rtt_max_us(trace: Trace | Replayer, bandwidth_gbps: float, max_overhead: float,
-               local_us: float | None = None) -> float | None:
-    """Largest RTT (µs) with the replayed overhead ≤ ``max_overhead`` at ``bandwidth_gbps``.
+               local_us: float | None = None, from_gpu_gbps: float | None = None
+               ) -> float | None:
+    """Largest RTT (µs) with the replayed overhead ≤ ``max_overhead`` at ``bandwidth_gbps``
+    (and ``from_gpu_gbps`` GPU → client, when given).
 
     None when even a zero RTT exceeds the budget; ``math.inf`` when no RTT would.
     """
@@ -331,7 +344,7 @@ def rtt_max_us(trace: Trace | Replayer, bandwidth_gbps: float, max_overhead: flo
     local_us = local_time_us(replayer.trace) if local_us is None else local_us
     syncs = max(int(np.count_nonzero(replayer.kind == SYNC)), 1)
     return _largest_within(
-        lambda r: replayer.run_time_us(Network(r, bandwidth_gbps)),
+        lambda r: replayer.run_time_us(Network(r, bandwidth_gbps, from_gpu_gbps)),
         (1.0 + max_overhead) * local_us,
         start=max_overhead * local_us / syncs,  # first order, bytes ignored
         cap=1e12,
@@ -353,6 +366,31 @@ def bandwidth_min_gbps(trace: Trace | Replayer, rtt_us: float, max_overhead: flo
 
     bits = 8.0 * (trace.total_bytes_to_gpu + trace.total_bytes_from_gpu)
     start = max_overhead * local_us * 1e3 / bits if bits else 1.0  # first order: 1/Gbps
+    w = _largest_within(at, (1.0 + max_overhead) * local_us, start=start, cap=1e12)
+    if w is None or w == 0:
+        return None
+    return 0.0 if math.isinf(w) else 1.0 / w
+
+
+def direction_min_gbps(trace: Trace | Replayer, rtt_us: float, max_overhead: float,
+                       to_gpu: bool, other_gbps: float, local_us: float | None = None
+                       ) -> float | None:
+    """Least bandwidth of ONE direction (client → GPU when ``to_gpu``, else GPU → client) with
+    the replayed overhead ≤ ``max_overhead`` at ``rtt_us``, the other direction at
+    ``other_gbps``. None when even an infinite bandwidth exceeds the budget; 0.0 when any will.
+    """
+    replayer = prepared(trace)
+    trace = replayer.trace
+    local_us = local_time_us(trace) if local_us is None else local_us
+
+    def at(w: float) -> float:  # w = 1 / bandwidth in Gbit/s of the direction asked about
+        mine = math.inf if w == 0 else 1.0 / w
+        net = (Network(rtt_us, mine, other_gbps) if to_gpu
+               else Network(rtt_us, other_gbps, mine))
+        return replayer.run_time_us(net)
+
+    bits = 8.0 * (trace.total_bytes_to_gpu if to_gpu else trace.total_bytes_from_gpu)
+    start = max_overhead * local_us * 1e3 / bits if bits else 1.0
     w = _largest_within(at, (1.0 + max_overhead) * local_us, start=start, cap=1e12)
     if w is None or w == 0:
         return None
@@ -382,8 +420,8 @@ def what_if(trace: Trace | Replayer, net: Network, top: int = 3,
     trace = base.trace
     local_us = local_time_us(trace) if local_us is None else local_us
     sync = (base.kind == SYNC) & (trace.blocking != CPU_BLOCKING)
-    cost = np.where(sync, net.rtt_us + 8.0 * (trace.bytes_to_gpu + trace.bytes_from_gpu)
-                    / net.bits_per_us, 0.0)
+    cost = np.where(sync, net.rtt_us + 8.0 * trace.bytes_to_gpu / net.bits_per_us
+                    + 8.0 * trace.bytes_from_gpu / net.back_bits_per_us, 0.0)
     per_name = np.bincount(trace.name, weights=cost, minlength=len(trace.names))
     ranked = [int(k) for k in np.argsort(-per_name, kind="stable") if per_name[k] > 0][:top]
 

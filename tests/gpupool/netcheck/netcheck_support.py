@@ -81,6 +81,7 @@ class NetnsPair:
     client_dev: str
     client_ip: str
     server_ip: str
+    server_dev: str
 
 
 def _ip(*args: str) -> None:
@@ -118,7 +119,7 @@ def make_netns_pair() -> Iterator[NetnsPair]:
             _ip("-n", ns, "addr", "add", f"{addr}/30", "dev", dev)
             _ip("-n", ns, "link", "set", dev, "up")
             _ip("-n", ns, "link", "set", "lo", "up")
-        yield NetnsPair(a, b, dev_a, ip_a, ip_b)
+        yield NetnsPair(a, b, dev_a, ip_a, ip_b, dev_b)
     finally:
         for ns in made:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=10)
@@ -131,9 +132,12 @@ def netns_pair() -> Iterator[NetnsPair]:
         yield pair
 
 
-def limit_rate(pair: NetnsPair, mbit: int) -> None:
-    """tbf on the client's egress: the client → server direction the probe's bulk measures."""
+def limit_rate(pair: NetnsPair, mbit: int, side: str = "client") -> None:
+    """tbf on one end's egress: the client's limits client → server (``bytes_to_gpu``), the
+    server's limits server → client (``bytes_from_gpu``)."""
     burst = max(32_000, mbit * 1_000_000 // 8 // 250)  # 4 ms worth, at least 32 kB
-    subprocess.run(["ip", "netns", "exec", pair.client, "tc", "qdisc", "add", "dev",
-                    pair.client_dev, "root", "tbf", "rate", f"{mbit}mbit", "burst", str(burst),
+    ns, dev = (pair.client, pair.client_dev) if side == "client" else (pair.server,
+                                                                        pair.server_dev)
+    subprocess.run(["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev",
+                    dev, "root", "tbf", "rate", f"{mbit}mbit", "burst", str(burst),
                     "latency", "50ms"], check=True, capture_output=True, timeout=10)

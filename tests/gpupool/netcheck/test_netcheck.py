@@ -14,7 +14,13 @@ from netcheck_support import ROOT, ServerProcess, gpupool_cmd, limit_rate
 
 from gpupool.errors import InputError
 from gpupool.netcheck import protocol as p
-from gpupool.netcheck.probe import measure_bandwidth, measure_rtt, parse_target
+from gpupool.netcheck.probe import (
+    FROM_SERVER,
+    measure_bandwidth,
+    measure_reverse_bandwidth,
+    measure_rtt,
+    parse_target,
+)
 from gpupool.netcheck.server import Server
 
 RESNET = ROOT / "examples" / "profiles" / "resnet50-inference.yaml"
@@ -37,6 +43,11 @@ def test_loopback_round_trips_and_bandwidth(server: Server) -> None:
     assert 0 < rtt.min <= rtt.p50 <= rtt.p99 <= rtt.max
     bw = measure_bandwidth(host, port, seconds=0.3, streams=2)
     assert bw.gbps > 0.1 and bw.streams == 2 and bw.bytes > 0
+    back = measure_reverse_bandwidth(host, port, seconds=0.3, streams=2)
+    assert back.gbps > 0.1 and back.streams == 2 and back.bytes > 0
+    assert back.direction == FROM_SERVER
+    # the client's clock spans about the time the server was asked to send, not more
+    assert 0.15 < back.seconds < 1.0
 
 
 def test_a_known_echo_delay_shows_in_every_round_trip() -> None:
@@ -128,17 +139,25 @@ def test_probe_json_with_a_profile_judges_the_budget(server: Server) -> None:
     assert {"p50", "p99"} <= r["rtt_us"].keys() and r["verdict"] == "pass"
     assert r["model"] == "trace-replay" and r["profile"] == "resnet50-inference"
     assert 0 < r["predicted_overhead"] <= r["predicted_overhead_at_p99"]
-    # the same budget as gpupool remoting's at the figures the probe measured
-    from gpupool.remoting import load_profile
-    from gpupool.remoting.assess import NetworkGiven, assess
+    # the replay at the figures the probe measured, each direction at its own bandwidth
+    from gpupool.remoting import load_profile, replay
+    from gpupool.remoting.trace import load_trace
 
-    same = assess(load_profile(RESNET), NetworkGiven(r["rtt_us"]["p50"], r["bandwidth_gbps"]),
-                  1000)
-    assert same["predicted_overhead"] == pytest.approx(r["predicted_overhead"])
+    up = r["bandwidth"]["client_to_server"]["gbps"]
+    down = r["bandwidth"]["server_to_client"]["gbps"]
+    assert r["bandwidth_gbps"] == min(up, down)
+    trace = load_trace(load_profile(RESNET).trace)
+    same = replay.overhead(trace, replay.Network(r["rtt_us"]["p50"], up, down))
+    assert same == pytest.approx(r["predicted_overhead"])
+    assert {d["measured_gbps"] for d in r["directions"].values()} == {up, down}
     code, r, _ = probe_json(f"{host}:{port}", "--seconds", "0.3", "--profile", str(BERT))
     assert code == 1 and r["verdict"] == "fail" and r["model"] == "first-order"
-    # 12,000 sync calls at the median RTT and 1.5 GB at the bandwidth, over 2 s
-    expected = (12000 * r["rtt_us"]["p50"] * 1e-6 + 1.2e10 / (r["bandwidth_gbps"] * 1e9)) / 2
+    # 12,000 sync calls at the median RTT, 1.2 GB to the GPU at the client → server
+    # bandwidth and 0.3 GB back at the server → client one, over 2 s
+    up = r["bandwidth"]["client_to_server"]["gbps"]
+    down = r["bandwidth"]["server_to_client"]["gbps"]
+    expected = (12000 * r["rtt_us"]["p50"] * 1e-6 + 9.6e9 / (up * 1e9)
+                + 2.4e9 / (down * 1e9)) / 2
     assert r["predicted_overhead"] == pytest.approx(expected)
 
 
@@ -173,13 +192,14 @@ def test_cloudwatch_gets_the_figures(server: Server, aws_env: str) -> None:
                               "--dimension", "AutoScalingGroupName=proxies",
                               env=dict(os.environ))
     assert code == 0, err
-    assert r["cloudwatch"] == {"namespace": "GPUPool/Netcheck", "metrics": 4}
+    assert r["cloudwatch"] == {"namespace": "GPUPool/Netcheck", "metrics": 6}
     cw = boto3.client("cloudwatch", region_name="us-east-1")
     dims = [{"Name": "Target", "Value": f"{host}:{port}"},
             {"Name": "AutoScalingGroupName", "Value": "proxies"}]
     names = {m["MetricName"] for m in cw.list_metrics(Namespace="GPUPool/Netcheck")["Metrics"]
              if m["Dimensions"] == dims}
-    assert names == {"RttP50", "RttP99", "RttMax", "Bandwidth"}
+    assert names == {"RttP50", "RttP99", "RttMax", "Bandwidth", "BandwidthToServer",
+                     "BandwidthFromServer"}
     stats = cw.get_metric_statistics(
         Namespace="GPUPool/Netcheck", MetricName="RttP50", Dimensions=dims,
         StartTime=time.time() - 600, EndTime=time.time() + 600, Period=60,
@@ -201,7 +221,54 @@ def test_bandwidth_between_namespaces_within_15_percent_of_tbf(netns_pair, mbit:
         assert srv.stop() == 0
     assert code == 0, err
     assert r["bandwidth_gbps"] == pytest.approx(mbit / 1000, rel=0.15)
+    assert r["bandwidth"]["client_to_server"]["gbps"] == pytest.approx(mbit / 1000, rel=0.15)
     assert r["rtt_us"]["samples"] > 100 and r["rtt_us"]["p50"] > 0
+
+
+def test_each_direction_measured_and_judged_against_its_own_bytes(netns_pair, tmp_path) -> None:
+    # 400 Mbit/s client → server (bytes_to_gpu), 100 Mbit/s server → client (bytes_from_gpu)
+    limit_rate(netns_pair, 400, side="client")
+    limit_rate(netns_pair, 100, side="server")
+    # 2 s local run, 5 % budget = 100 ms; 10 sync calls (round trips well under 1 ms in all)
+    heavy_to = tmp_path / "heavy-to.yaml"
+    heavy_to.write_text("name: heavy-to\nlocal_time_s: 2.0\nsync_calls: 10\n"
+                        "bytes_to_gpu: 2.5e6\nbytes_from_gpu: 2.5e5\n")
+    heavy_back = tmp_path / "heavy-back.yaml"  # the same bytes, the other way round
+    heavy_back.write_text("name: heavy-back\nlocal_time_s: 2.0\nsync_calls: 10\n"
+                          "bytes_to_gpu: 2.5e5\nbytes_from_gpu: 2.5e6\n")
+    srv = ServerProcess(netns=netns_pair.server, bind=netns_pair.server_ip)
+    try:
+        code, r, err = probe_json(srv.target, "--seconds", "2.5", "--profile", str(heavy_to),
+                                  netns=netns_pair.client)
+        code2, r2, err2 = probe_json(srv.target, "--seconds", "2.5", "--profile",
+                                     str(heavy_back), netns=netns_pair.client)
+    finally:
+        assert srv.stop() == 0
+    for res in (r, r2):
+        assert res["bandwidth"]["client_to_server"]["gbps"] == pytest.approx(0.4, rel=0.15)
+        assert res["bandwidth"]["server_to_client"]["gbps"] == pytest.approx(0.1, rel=0.15)
+        assert res["bandwidth_gbps"] == res["bandwidth"]["server_to_client"]["gbps"]
+    # 2.5 MB out at ~0.38 Gbps (53 ms) + 0.25 MB back at ~0.095 Gbps (21 ms): within 100 ms.
+    # Judged at the lower direction for both it would fail (2.75 MB at 0.095 Gbps: 232 ms).
+    assert code == 0 and r["verdict"] == "pass", err
+    assert r["directions"]["to_gpu"]["meets"] and r["directions"]["from_gpu"]["meets"]
+    assert r["predicted_overhead"] < 0.05
+    # mirrored: 0.25 MB out (5 ms) + 2.5 MB back (210 ms): the way back fails the budget; it
+    # needs ~0.21 Gbps (what 100 ms less the round trips and the 5 ms out leave for 2.5 MB),
+    # and the way out has nothing left whatever its bandwidth
+    assert code2 == 1 and r2["verdict"] == "fail", err2
+    back = r2["directions"]["from_gpu"]
+    assert back["meets"] is False
+    assert back["min_gbps"] == pytest.approx(8 * 2.5e6 / (0.1 - 8 * 2.5e5 / (
+        r2["bandwidth"]["client_to_server"]["gbps"] * 1e9) - 10 * r2["rtt_us"]["p50"] * 1e-6)
+        / 1e9)
+    assert r2["directions"]["to_gpu"]["min_gbps"] is None
+    # what the verdict charges: each direction's bytes at its own measured bandwidth
+    for res, to_b, from_b in ((r, 2.5e6, 2.5e5), (r2, 2.5e5, 2.5e6)):
+        up = res["bandwidth"]["client_to_server"]["gbps"] * 1e9
+        down = res["bandwidth"]["server_to_client"]["gbps"] * 1e9
+        expected = (10 * res["rtt_us"]["p50"] * 1e-6 + 8 * to_b / up + 8 * from_b / down) / 2
+        assert res["predicted_overhead"] == pytest.approx(expected)
 
 
 def test_namespaces_are_isolated_from_the_host(netns_pair) -> None:

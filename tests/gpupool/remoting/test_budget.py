@@ -118,3 +118,46 @@ def test_making_sync_calls_async_or_local_never_costs_more(
     base = predicted_overhead(p, rtt, bw)
     assert predicted_overhead(as_async, rtt, bw) <= base
     assert predicted_overhead(shadowed, rtt, bw) <= base
+
+
+# ------------------------------------------------ two directions measured apart (netcheck)
+
+
+def test_each_direction_carries_its_own_bytes_by_hand() -> None:
+    from gpupool.remoting.budget import direction_min_gbps, transfer_seconds
+
+    # 9.6e9 bit out at 100 Gbps = 0.096 s, 2.4e9 bit back at 20 Gbps = 0.12 s
+    assert transfer_seconds(BERT, 100, 20) == pytest.approx(0.216)
+    # + 12,000 x 2 µs = 0.024 s; / 2 s
+    assert predicted_overhead(BERT, 2, 100, 20) == pytest.approx(0.24 / 2)
+    # a symmetric path is the one-bandwidth budget
+    assert predicted_overhead(BERT, 2, 50, 50) == predicted_overhead(BERT, 2, 50)
+    # at 1 µs (0.012 s) and 0.1 s of budget (5 % of 2 s), 0.3 GB back at 240 Gbps (0.01 s)
+    # leave 0.078 s for 9.6e9 bit out
+    assert direction_min_gbps(BERT, 1, 0.05, "to_gpu", 240) == pytest.approx(9.6e9 / 0.078 / 1e9)
+    # 1.2 GB out at 192 Gbps (0.05 s) leave 0.038 s for 2.4e9 bit back
+    assert direction_min_gbps(BERT, 1, 0.05, "from_gpu", 192) == pytest.approx(
+        2.4e9 / 0.038 / 1e9)
+    # the way out at 96 Gbps (0.1 s) uses the whole budget with the round trips: nothing left
+    assert direction_min_gbps(BERT, 1, 0.05, "from_gpu", 96) is None
+    # the largest RTT at 240 Gbps out (0.04 s) and 48 Gbps back (0.05 s): 0.01 s / 12,000
+    assert rtt_max_us(BERT, 240, 0.05, 48) == pytest.approx(0.01 / 12000 * 1e6)
+    with pytest.raises(ValueError, match="direction"):
+        direction_min_gbps(BERT, 1, 0.05, "sideways", 10)
+
+
+@given(st.floats(0, 20), st.floats(1, 500), st.floats(1, 500), st.floats(0.01, 0.5))
+def test_budget_met_exactly_when_each_direction_reaches_its_least(
+    rtt: float, up: float, down: float, eps: float
+) -> None:
+    from gpupool.remoting.budget import direction_min_gbps
+
+    within = predicted_overhead(BERT, rtt, up, down) <= eps
+    for direction, mine, other in (("to_gpu", up, down), ("from_gpu", down, up)):
+        need = direction_min_gbps(BERT, rtt, eps, direction, other)
+        meets = need is not None and mine >= need
+        if abs(predicted_overhead(BERT, rtt, up, down) - eps) > 1e-9:  # off the edge
+            assert meets == within
+        if need is not None:
+            at = (need, other) if direction == "to_gpu" else (other, need)
+            assert predicted_overhead(BERT, rtt, *at) == pytest.approx(eps)

@@ -14,6 +14,7 @@ from gpupool.remoting.replay import (
     Network,
     Replayer,
     bandwidth_min_gbps,
+    direction_min_gbps,
     local_time_us,
     overhead,
     replay_reference,
@@ -99,10 +100,13 @@ def random_trace(seed: int, n: int) -> Trace:
 
 
 networks = st.builds(Network, st.floats(0, 100), st.floats(0.1, 400))
+# a measured path: each direction its own bandwidth, or one for both
+asymmetric = st.builds(Network, st.floats(0, 100), st.floats(0.1, 400),
+                       st.one_of(st.none(), st.floats(0.1, 400)))
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(1, 3 * CHUNK + 7), networks)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 3 * CHUNK + 7), asymmetric)
 def test_the_vectorised_replay_is_the_plain_loop(seed: int, n: int, net: Network) -> None:
     trace = random_trace(seed, n)
     assert run_time_us(trace, net) == pytest.approx(replay_reference(trace, net), rel=1e-9)
@@ -197,3 +201,33 @@ def test_what_if_ranks_by_cost_and_never_offers_a_synchronise() -> None:
             assert r.as_local <= r.as_async + 1e-12
     # cudaMalloc queues no GPU work here (block 0), so it may be shadowed
     assert rows_out[1].as_local is not None
+
+
+def test_each_direction_at_its_own_bandwidth_by_hand() -> None:
+    # as test_one_sync_call_by_hand, but 500 B come back at 4 Gbit/s (1 µs, not 0.5 µs)
+    assert run_time_us(ONE_SYNC, Network(10, 8, 4)) == pytest.approx(28.0)
+    # 1000 B out at 16 Gbit/s (0.5 µs), 500 B back at 8: arrives 16.5, served 21.5, returns 27
+    assert run_time_us(ONE_SYNC, Network(10, 16, 8)) == pytest.approx(27.0)
+    assert Network(10, 8).back_bits_per_us == Network(10, 8, 8).back_bits_per_us == 8000
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 400), st.floats(0, 50), st.floats(0.3, 400),
+       st.booleans(), st.floats(0.005, 0.5))
+def test_a_direction_min_sits_on_the_budget(seed: int, n: int, rtt: float, other: float,
+                                            to_gpu: bool, eps: float) -> None:
+    trace = random_trace(seed, n)
+    local = local_time_us(trace)
+    assume(local > 0)
+
+    def net(mine: float) -> Network:
+        return Network(rtt, mine, other) if to_gpu else Network(rtt, other, mine)
+
+    b = direction_min_gbps(trace, rtt, eps, to_gpu, other, local)
+    if b is None:
+        assert overhead(trace, net(1e9), local) > eps - 1e-9
+    elif b == 0:
+        assert overhead(trace, net(1e-6), local) <= eps + 1e-9
+    else:
+        assert overhead(trace, net(b), local) == pytest.approx(eps, abs=1e-7)
+        assert overhead(trace, net(b * 0.99), local) > eps
