@@ -12,9 +12,8 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from gpupool.catalog import InstanceType, load_catalog
-from gpupool.config.kubernetes import KubernetesPoolConfig
-from gpupool.config.loader import resolve_gpu, resolve_tiers
+from gpupool.catalog import InstanceType
+from gpupool.config.loader import resolve_tiers
 from gpupool.config.models import StackConfig
 from gpupool.config.remote_gpu import ResolvedTier
 from gpupool.envelope import StackEnvelope, stack_envelope
@@ -22,7 +21,7 @@ from infra.aws.gpu_pool import GpuPool, GpuPoolArgs
 from infra.aws.monitoring import GpuMonitoring, GpuMonitoringArgs, PoolWatch
 from infra.aws.network import PROTECTION_SERVICES, GpuNetwork, GpuNetworkArgs
 from infra.aws.remote_gpu import DISCOVERY_SERVICES, RemoteGpuTier, RemoteGpuTierArgs
-from infra.k8s import KubernetesGpuPool, KubernetesGpuPoolArgs
+from infra.k8s.stack import define_kubernetes
 
 
 def stack_tags(config: StackConfig) -> dict[str, str]:
@@ -99,9 +98,7 @@ def define_stack(
                            tiers[tier.name].proxy.gpu_model, config.chargeback(tier),
                            role="remote-GPU proxies")
                  for tier in config.remote_gpu)]))
-    for k8s_pool in config.kubernetes:  # the hybrid half: GPU pools on Kubernetes clusters
-        KubernetesGpuPool(f"{stack}-{k8s_pool.name}", KubernetesGpuPoolArgs(
-            stack=config, pool=k8s_pool, node_type=kubernetes_node_type(k8s_pool)))
+    define_kubernetes(config)  # the hybrid half: GPU pools on Kubernetes clusters
     outputs = stack_outputs(group_names, stack_envelope(config, instance_types, tiers=tiers))
     if remote:
         outputs["remoteGpu"] = {
@@ -111,13 +108,6 @@ def define_stack(
             for name, t in remote.items()
         }
     return outputs
-
-
-def kubernetes_node_type(pool: KubernetesPoolConfig) -> InstanceType | None:
-    """Karpenter pools launch the smallest EC2 type for their GPU; on-premises pools none."""
-    if pool.karpenter is None:
-        return None
-    return resolve_gpu(pool.gpu, pool.arch, load_catalog())
 
 
 def stack_outputs(

@@ -2,8 +2,11 @@
 
 The objects come from the same program ``pulumi up`` runs, planned offline (``infra.offline``),
 so what is rendered is exactly what Pulumi would apply: each Kubernetes resource's inputs are
-the object itself. Every object is validated (Kubernetes OpenAPI schemas of the pool's cluster
-version, the vendored CRD schemas for custom resources) before a single file is written.
+the object itself. Only the Kubernetes pools' part of the program runs (``define_kubernetes``,
+which ``define_stack`` calls too; they take nothing from the AWS side): the AWS provider is
+never imported, which halves the command's time. Every object is validated (Kubernetes
+OpenAPI schemas of the pool's cluster version, the vendored CRD schemas for custom resources)
+before a single file is written.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
                          "to render; this stack has none")
     from infra.offline import run_offline
 
-    objects = objects_of(run_offline(loaded), loaded.name)
+    objects = objects_of(run_offline(loaded, kubernetes_only=True), loaded.name)
     versions = {p.name: p.cluster.version for p in pools}
     problems = render.validate(objects, versions, where)
     if problems:

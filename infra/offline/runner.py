@@ -135,15 +135,32 @@ def stack_program(loaded: LoadedStack) -> Callable[[], None]:
     return program
 
 
-def run_offline(loaded: LoadedStack, *, fixture: Fixture | None = None) -> OfflinePlan:
-    """Plan a validated stack offline; problems become :class:`OfflineError` lines."""
+def kubernetes_program(loaded: LoadedStack) -> Callable[[], None]:
+    """Only the stack's Kubernetes pools, as ``define_stack`` declares them (``gpupool render``:
+    the same objects, without importing or declaring the AWS side)."""
+
+    def program() -> None:
+        from infra.k8s.stack import define_kubernetes
+
+        define_kubernetes(loaded.config)
+
+    return program
+
+
+def run_offline(loaded: LoadedStack, *, fixture: Fixture | None = None,
+                kubernetes_only: bool = False) -> OfflinePlan:
+    """Plan a validated stack offline; problems become :class:`OfflineError` lines.
+
+    ``kubernetes_only``: run only the Kubernetes pools' part of the program (its resources are
+    then the only ones in the plan, and the plan has no outputs): what ``render`` needs.
+    """
     import pulumi
 
     where = str(loaded.path)
     try:
         fixture = fixture or load_fixture(loaded.config.region)
         recording = run_program(
-            stack_program(loaded),
+            kubernetes_program(loaded) if kubernetes_only else stack_program(loaded),
             project=project_name(loaded.path),
             stack=loaded.name,
             fixture=fixture,

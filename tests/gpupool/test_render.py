@@ -4,7 +4,9 @@ Kubernetes schema of its cluster version (custom resources: their vendored CRDs'
 from __future__ import annotations
 
 import copy
-import time
+import resource
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -121,10 +123,51 @@ def test_a_stack_without_kubernetes_pools_is_refused(capsys: pytest.CaptureFixtu
     assert "gpupool:kubernetes: expected at least one Kubernetes pool to render" in line
 
 
-def test_render_of_prod_takes_under_3_seconds(tmp_path: Path) -> None:
-    start = time.perf_counter()
-    assert main(["render", "prod", "--out", str(tmp_path)]) == 0
-    assert time.perf_counter() - start < 3.0  # in-process; bench/ measures the whole command
+RENDER_ALONE = """
+import sys
+from gpupool.cli import main
+assert main(["render", "prod", "--out", sys.argv[1]]) == 0
+print("pulumi_aws" in sys.modules)
+"""
+
+
+def test_render_of_prod_takes_under_3_seconds_of_cpu(tmp_path: Path) -> None:
+    # the whole command in a fresh process, as a user runs it; its CPU time is what one idle
+    # core takes (wall time on this shared machine depends on everyone else: bench/ records it)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run = subprocess.run([sys.executable, "-c", RENDER_ALONE, str(tmp_path)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[-1] == "False"  # only the Kubernetes part of the program ran
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    assert cpu < 3.0
+
+
+@pytest.mark.parametrize("stack", [str(ROOT / "stacks" / "Pulumi.prod.yaml"), "eks"])
+def test_render_declares_exactly_what_the_whole_program_declares(stack: str,
+                                                                 tmp_path: Path) -> None:
+    from gpupool.config import load_stack
+    from infra.offline import run_offline
+
+    if stack == "eks":
+        path = tmp_path / "Pulumi.eks.yaml"
+        path.write_text(EKS_STACK)
+        (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+        stack = str(path)
+    loaded = load_stack(stack)
+
+    def declared(plan: Any) -> dict[str, tuple[Any, ...]]:
+        return {r.urn: (r.type, r.parent, r.custom, r.inputs, r.property_dependencies)
+                for r in plan.resources if r.type != "pulumi:pulumi:Stack"}
+
+    alone = declared(run_offline(loaded, kubernetes_only=True))
+    whole = declared(run_offline(loaded))
+    kubernetes = {urn for urn, (t, *_) in whole.items()
+                  if t.startswith(("kubernetes:", "gpupool:k8s:", "pulumi:providers:kubernetes"))}
+    # every Kubernetes resource of the whole program, and nothing else, each one the same
+    assert len(kubernetes) > 15 and set(alone) == kubernetes
+    assert alone == {urn: whole[urn] for urn in kubernetes}
 
 
 def test_yaml_written_is_plain(prod_dir: Path) -> None:
