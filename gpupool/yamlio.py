@@ -281,6 +281,12 @@ def _read_text(p: Path, shown: str) -> str:
         raise InputError(f"{shown}: expected a file, got a directory") from None
     except OSError as e:
         raise InputError(f"{shown}: cannot read ({e.strerror or e})") from None
+    return decode_text(raw, shown)
+
+
+def decode_text(raw: bytes, shown: str) -> str:
+    """Bytes already read (standard input, a FIFO) as YAML text: the size and UTF-8 bounds of a
+    file, one InputError line otherwise."""
     if len(raw) > MAX_BYTES:
         raise InputError(f"{shown}: expected a YAML file of at most {MAX_BYTES // 2**20} MiB")
     try:

@@ -11,16 +11,25 @@ from __future__ import annotations
 
 import gc
 import os
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
 from gpupool.errors import InputError
-from gpupool.inputs import shown_name
+from gpupool.inputs import STDIN, shown_name
 from policies.model import Plan
 from policies.sources import kubernetes, offline, pulumi_events, pulumi_preview, terraform
-from policies.sources.reading import JsonLines, fail, problem, read_json
+from policies.sources.reading import (
+    JsonLines,
+    fail,
+    looks_like_json,
+    parse_json_bytes,
+    problem,
+    read_input,
+    read_json,
+)
 from policies.sources.region import plan_region
 
 KUBERNETES: Final = "kubernetes"
@@ -140,24 +149,42 @@ def _paused_gc(work: Callable[[], Any]) -> Any:
             gc.enable()
 
 
+def is_stream(path: Path) -> bool:
+    """Standard input (``-``) or a FIFO (``<(helm template …)``, ``mkfifo``): read only once,
+    so the format is told from the bytes read, not from a peek."""
+    if str(path) == STDIN:
+        return True
+    try:
+        return stat.S_ISFIFO(path.stat().st_mode)
+    except OSError:
+        return False
+
+
 def is_plan_json(path: Path) -> bool:
     """Does the file start like a JSON object (a plan, or a Kubernetes object as JSON)?
     Anything else that is not a directory is read as YAML: Kubernetes manifests."""
-    if str(path) == "-" or not path.exists():
-        return True  # standard input (plans only), or let the plan reader name the problem
+    if not path.exists():
+        return True  # let the plan reader name the problem
     if path.is_dir():
         return False
     if not path.is_file():
-        return True  # a FIFO (<(terraform show -json …)): read once, by the plan reader
+        return True  # a device or socket: the plan reader says what is wrong with it
     try:
         with path.open("rb") as f:
             head = f.read(4096)
     except OSError:
         return True  # let the plan reader say what is wrong with it
-    if head.startswith(b"PK\x03\x04"):
-        return True  # a binary Terraform plan: the plan reader names the fix
-    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    return not text or text[:1] in (b"{", b"[") or b"\x00" in head[:4]
+    return looks_like_json(head)
+
+
+def _read_stream(name: str) -> tuple[str, Any]:
+    """Standard input or a FIFO, read once; its format told by content. Returns ("json", the
+    parsed document) or ("yaml", the YAML documents: Kubernetes manifests)."""
+    shown = shown_name(name)  # `-` (standard input) is shown as <stdin>
+    raw = read_input(Path(name), shown)
+    if looks_like_json(raw):
+        return "json", _paused_gc(lambda: parse_json_bytes(raw, shown))
+    return "yaml", kubernetes.parse_documents(raw, shown)
 
 
 def load_plans(paths: Sequence[str]) -> list[Plan]:
@@ -170,9 +197,17 @@ def load_plans(paths: Sequence[str]) -> list[Plan]:
     manifest_paths: list[str] = []
     for name in paths:
         try:
-            if is_plan_json(Path(name)):
-                shown = shown_name(name)  # `-` (standard input) is shown as <stdin>
-                doc = _paused_gc(lambda: read_json(Path(name), shown))  # noqa: B023
+            shown = shown_name(name)  # `-` (standard input) is shown as <stdin>
+            stream = is_stream(Path(name))
+            if stream or is_plan_json(Path(name)):
+                if stream:
+                    form, doc = _read_stream(name)
+                    if form == "yaml":  # Kubernetes manifests (kubectl/helm template output)
+                        manifests.extend(kubernetes.manifests_of(doc, shown))
+                        manifest_paths.append(shown)
+                        continue
+                else:
+                    doc = _paused_gc(lambda: read_json(Path(name), shown))  # noqa: B023
                 if kubernetes.is_object(doc):
                     docs = [kubernetes.YamlDocument(0, 1, doc)]
                     manifests.extend(kubernetes.manifests_of(docs, shown))

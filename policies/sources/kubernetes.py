@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from gpupool.yamlio import YamlDocument, read_yaml_documents
+from gpupool.yamlio import YamlDocument, decode_text, parse_yaml_documents, read_yaml_documents
 from policies.model import ChangeKind, Plan, ResourceChange, normalise_inputs, resource_kind
 from policies.sources.reading import json_type, problem
 
@@ -77,6 +77,12 @@ def manifest_files(path: Path, shown: str) -> list[tuple[Path, str]]:
 def read_documents(path: Path, shown: str) -> list[YamlDocument]:
     """A manifest file's documents (JSON is YAML to this reader, and gets the same bounds)."""
     return read_yaml_documents(path, shown)
+
+
+def parse_documents(raw: bytes, shown: str) -> list[YamlDocument]:
+    """The documents of manifests already read (standard input, a FIFO: read only once), with
+    the size, encoding and YAML bounds of a file."""
+    return parse_yaml_documents(decode_text(raw, shown), shown)
 
 
 def manifests_of(docs: Sequence[YamlDocument], shown: str) -> list[Manifest]:

@@ -110,12 +110,32 @@ def read_json(path: Path, origin: str) -> Any:
     A file of several JSON objects, one per line, is returned as :class:`JsonLines`; the
     caller decides whether that is a stream it reads (Pulumi engine events) or refuses.
     """
+    return parse_json_bytes(read_input(path, origin), origin)
+
+
+def read_input(path: Path, origin: str) -> bytes:
+    """The bytes of a plan input (``-`` is standard input; a FIFO times out without a writer),
+    or a one-line InputError."""
     try:
-        raw = read_bytes(path, origin, allow_stdin=True)  # `-` is stdin; FIFOs time out
+        return read_bytes(path, origin, allow_stdin=True)
     except IsADirectoryError:
         raise problem(f"{origin}: is a directory, expected a plan file") from None
     except OSError as e:
         raise problem(f"{origin}: cannot read: {e.strerror or e}") from None
+
+
+def looks_like_json(raw: bytes) -> bool:
+    """Does the input start like JSON (an object or array, UTF-8 or a UTF-16/32 encoding), or
+    like a binary Terraform plan (which the JSON reader names)? Anything else with text in it
+    is read as YAML: Kubernetes manifests."""
+    if raw.startswith(b"PK\x03\x04"):
+        return True
+    text = raw[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
+    return not text or text[:1] in (b"{", b"[") or b"\x00" in raw[:4]
+
+
+def parse_json_bytes(raw: bytes, origin: str) -> Any:
+    """:func:`read_json` on bytes already read (standard input and FIFOs are read only once)."""
     if raw.startswith(b"PK\x03\x04"):
         raise problem(
             f"{origin}: expected JSON, got a binary Terraform plan; "

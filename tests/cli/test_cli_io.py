@@ -126,6 +126,85 @@ def test_a_fifo_plan_is_read_once_its_writer_comes(tmp_path: Path) -> None:
     assert json.loads(run.out)["summary"]["mandatory"] == 5
 
 
+HELM_CHART = ROOT / "tests" / "fixtures" / "kubernetes" / "helm-template-llm-chart.yaml"
+
+
+def _findings(doc: dict) -> list[tuple[str, str, str]]:
+    return sorted((v["policy"], v["resource"], v["enforcement"]) for v in doc["violations"])
+
+
+def test_dash_reads_kubernetes_manifests_from_standard_input() -> None:
+    # `helm template … | gpupool check -`: YAML, told apart from a JSON plan by its content
+    by_path = run_in_process(["check", str(HELM_CHART), "--format", "json"])
+    p = subprocess.run([sys.executable, "-m", "gpupool", "check", "-", "--format", "json"],
+                       cwd=ROOT, env=_env(), input=HELM_CHART.read_bytes(), capture_output=True,
+                       timeout=120)
+    assert p.returncode == by_path.code == 1, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["summary"]["sources"] == ["<stdin>"]
+    assert doc["summary"]["resources_evaluated"] == 5
+    assert _findings(doc) == _findings(json.loads(by_path.out)) == [
+        ("k8s-gpu-per-container", "Deployment/llm/llm-serving", "mandatory"),
+        ("k8s-gpu-workload-autoscaled", "Deployment/llm/llm-serving", "mandatory")]
+    # findings point at the line of the stream the object started on
+    assert {v["source"] for v in doc["violations"]} == {"<stdin>:50"}
+
+
+def test_a_fifo_of_manifests_is_read_once_its_writer_comes(tmp_path: Path) -> None:
+    fifo = tmp_path / "manifests.fifo"  # as `gpupool check <(helm template …)` hands it over
+    os.mkfifo(fifo)
+
+    def writer() -> None:
+        time.sleep(0.3)  # the check is already waiting
+        fifo.write_bytes(HELM_CHART.read_bytes())
+
+    threading.Thread(target=writer).start()
+    run = run_in_process(["check", str(fifo), "--format", "json"])
+    assert run.code == 1, run.err
+    doc = json.loads(run.out)
+    assert doc["summary"]["sources"] == [str(fifo)]
+    assert [v["policy"] for v in doc["violations"]] == [
+        "k8s-gpu-per-container", "k8s-gpu-workload-autoscaled"]
+
+
+def test_manifests_from_standard_input_join_those_of_files(tmp_path: Path) -> None:
+    # a GPU Deployment on stdin, its namespace's quota in a file: one plan, as `kubectl apply`
+    quota = tmp_path / "quota.yaml"
+    quota.write_text("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: gpu, namespace: "
+                     "vision}\nspec: {hard: {requests.nvidia.com/gpu: '4'}}\n")
+    deployment = (b'{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "train", '
+                  b'"namespace": "vision"}, "spec": {"template": {"spec": {"restartPolicy": '
+                  b'"Never", "containers": [{"name": "t", "image": "trainer:1.0", "resources": '
+                  b'{"limits": {"nvidia.com/gpu": 1}}}]}}}}')  # kubectl get -o json
+    p = subprocess.run([sys.executable, "-m", "gpupool", "check", "-", str(quota), "--format",
+                        "json"], cwd=ROOT, env=_env(), input=deployment, capture_output=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["summary"]["resources_evaluated"] == 2 and doc["violations"] == []
+    # without the quota file the namespace's quota cannot be verified: never a silent pass
+    p = subprocess.run([sys.executable, "-m", "gpupool", "check", "-", "--format", "json"],
+                       cwd=ROOT, env=_env(), input=deployment, capture_output=True, timeout=120)
+    assert [v["policy"] for v in json.loads(p.stdout)["violations"]] == [
+        "k8s-gpu-namespace-quota"]
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    (b"services:\n  web:\n    image: nginx\n",
+     "<stdin>: document 1 (line 1): apiVersion: expected a Kubernetes object"),
+    (b"a: [1, 2\n", "<stdin>: expected valid YAML"),
+    (b"kind: Pod\n\xff\n", "<stdin>: expected UTF-8 text (byte 10 is not)"),
+    (b"", "<stdin>: expected a JSON plan, got an empty file"),
+    (b"{\"resource_changes\": [", "<stdin>: expected valid JSON"),
+])
+def test_bad_standard_input_is_one_line(data: bytes, message: str) -> None:
+    p = subprocess.run([sys.executable, "-m", "gpupool", "check", "-"], cwd=ROOT, env=_env(),
+                       input=data, capture_output=True, text=False, timeout=120)
+    err = p.stderr.decode()
+    assert p.returncode == 2 and len(err.splitlines()) == 1, err
+    assert message in err and "Traceback" not in err
+
+
 @pytest.mark.parametrize("option", ["plan", "--waivers", "--config"])
 def test_a_fifo_nobody_writes_to_fails_in_time(option: str, tmp_path: Path) -> None:
     fifo = tmp_path / "input.fifo"
