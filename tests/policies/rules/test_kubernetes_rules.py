@@ -89,6 +89,25 @@ def test_manifest_fixtures() -> None:
     }  # the device plugin and DCGM exporter ask for no GPU: nothing to say
 
 
+def test_helm_rendered_gpu_operator_passes_and_says_why() -> None:
+    # the GPU Operator's own chart (real `helm template` output): the operator, NFD and their
+    # RBAC ask for no GPU; the NFD worker tolerates the nvidia.com/gpu taint (to label GPU
+    # nodes), which is not a GPU request; the ClusterPolicy is a custom resource no rule reads
+    path = FIXTURES / "kubernetes" / "helm-template-gpu-operator-v1.10.1.yaml"
+    assert findings(path) == {}
+    from policies.sources import load_plans
+
+    (plan,) = load_plans([str(path)])
+    from policies.facts import kubernetes as k8s_facts
+
+    worker = next(c for c in plan.changes if c.type == "kubernetes:apps/v1:DaemonSet")
+    assert worker.after["spec"]["template"]["spec"]["tolerations"][-1]["key"] == "nvidia.com/gpu"
+    obj = k8s_facts.k8s_object(worker)
+    assert obj is not None
+    pods = k8s_facts.pod_gpus(obj)
+    assert pods is not None and pods.containers and pods.gpu_containers == ()
+
+
 @pytest.mark.parametrize(("gpus", "expected"), [
     ("1", []), (1, []), ("2", ["asks for 2 × nvidia.com/gpu"]),
     ("1e1", ["asks for 10 × nvidia.com/gpu"]),

@@ -36,6 +36,35 @@ def test_upstream_device_plugin_manifest_is_one_daemonset() -> None:
     assert c.after["spec"]["selector"]["match_labels"] == {"name": "nvidia-device-plugin-ds"}
 
 
+GPU_OPERATOR = K8S / "helm-template-gpu-operator-v1.10.1.yaml"
+
+
+def test_helm_rendered_gpu_operator_chart_is_read_whole() -> None:
+    # real `helm template gpu-operator nvidia/gpu-operator --version 1.10.1` output, as
+    # kubernetes-sigs/cluster-api-provider-azure committed it (tests/fixtures/README.md)
+    changes = one_plan(GPU_OPERATOR)
+    assert [(c.address, c.origin.rsplit(":", 1)[1]) for c in changes][:3] == [
+        ("Namespace/gpu-operator-resources", "3"),  # after `---` and `# Source: …`
+        ("ClusterRole/gpu-operator-resources/gpu-operator-node-feature-discovery", "12"),
+        ("ClusterRoleBinding/gpu-operator-node-feature-discovery", "46")]
+    assert [c.type.split(":")[1] for c in changes] == [
+        "core/v1", "rbac.authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1", "apps/v1",
+        "core/v1", "apiextensions.k8s.io/v1", "core/v1", "core/v1", "apps/v1", "nvidia.com/v1",
+        "apps/v1", "rbac.authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1", "core/v1"]
+    policy = next(c for c in changes if c.type == "kubernetes:nvidia.com/v1:ClusterPolicy")
+    assert policy.after["spec"]["device_plugin"]["version"] == "v0.11.0-ubi8"
+    # a CRD's schema (`{}` values, 400 lines of nested openAPIV3Schema) is read as it is
+    crd = next(c for c in changes if c.type.endswith(":CustomResourceDefinition"))
+    assert crd.after["spec"]["names"]["kind"] == "NodeFeatureRule"
+
+
+def test_gpupool_check_passes_the_gpu_operator_chart(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(GPU_OPERATOR), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["verdict"] == "pass" and doc["violations"] == [] and doc["errors"] == []
+    assert doc["summary"]["resources_evaluated"] == 14
+
+
 def test_multi_document_file_keeps_order_and_lines() -> None:
     changes = one_plan(K8S / "dcgm-exporter-4.5.3-4.8.2.yaml")
     assert [(c.type, c.origin.rsplit(":", 1)[1]) for c in changes] == [
@@ -76,7 +105,7 @@ def test_directory_is_read_in_path_order_and_every_file_is_one_plan() -> None:
     changes = one_plan(K8S)
     files = [c.origin.rsplit(":", 1)[0].rsplit("/", 1)[1] for c in changes]
     assert files == sorted(files)
-    assert len(changes) == 12
+    assert len(changes) == 26
 
 
 def test_plan_files_stay_separate_plans() -> None:
