@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from gpupool.debt.discover import ROLE_LABELS
 from gpupool.debt.figures import PoolFigures, Timeline, combine
 from gpupool.debt.report import Group, Report
 from gpupool.errors import InputError
@@ -69,7 +70,8 @@ def chart_data(report: Report, by: Literal["pool", "team"] = "pool") -> list[Pan
     if by == "team":
         groups = list(report.teams)
     else:
-        groups = [Group(f.name, [f], f.sums, f.timeline) for f in report.pools]
+        groups = [Group(f.name + ROLE_LABELS.get(f.pool.role, ""), [f], f.sums, f.timeline)
+                  for f in report.pools]
         groups.sort(key=lambda g: (-(g.sums.debt_usd or 0.0), -(g.sums.debt_gpu_hours or 0.0),
                                    g.name))
     shown, rest = groups[:MAX_PANELS], groups[MAX_PANELS:]

@@ -37,6 +37,9 @@ KUBERNETES_TAGS = ("eks:cluster-name", "eks:nodegroup-name", "k8s.io/cluster-aut
 KUBERNETES_TAG_PREFIX = "kubernetes.io/cluster/"
 
 
+ROLE_LABELS = {PROXY_ROLE: " (remote-GPU proxies)", KUBERNETES_ROLE: " (Kubernetes nodes)"}
+
+
 def role_of(tags: Mapping[str, str]) -> str:
     """``gpu-proxy``, ``kubernetes-nodes`` or ``pool``, from the group's tags."""
     if tags.get(ROLE_TAG) == PROXY_ROLE:

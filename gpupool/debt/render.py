@@ -8,12 +8,11 @@ import io
 import json
 from typing import Any, Literal
 
-from gpupool.debt.discover import KUBERNETES_ROLE, PROXY_ROLE
+from gpupool.debt.discover import ROLE_LABELS
 from gpupool.debt.report import POOL_COLUMNS, TEAM_COLUMNS, Report
 
 By = Literal["pool", "team"]
 NOT_MEASURED = "not measured"
-ROLE_LABELS = {PROXY_ROLE: " (remote-GPU proxies)", KUBERNETES_ROLE: " (Kubernetes nodes)"}
 
 
 def render_json(report: Report) -> str:

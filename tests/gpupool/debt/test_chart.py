@@ -98,3 +98,17 @@ def test_files_are_written(tmp_path: Path, suffix: str) -> None:
 def test_other_suffixes_are_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"expected a file name ending in \.png or \.svg"):
         write_chart(fleet_report(), str(tmp_path / "debt.jpg"))
+
+
+def test_pool_panels_say_which_are_proxies_or_kubernetes_nodes() -> None:
+    from dataclasses import replace
+
+    from gpupool.debt.discover import KUBERNETES_ROLE, PROXY_ROLE
+
+    report = syn.report([
+        (replace(syn.pool("proxies", max_size=2), role=PROXY_ROLE), [2] * 24, [10] * 24),
+        (replace(syn.pool("nodes", max_size=2), role=KUBERNETES_ROLE), [1] * 24, [None] * 24),
+    ])
+    titles = [p.title for p in chart_data(report, "pool")]
+    assert titles[1].startswith("proxies (remote-GPU proxies): 10% used")
+    assert titles[2] == "nodes (Kubernetes nodes): not measured"
