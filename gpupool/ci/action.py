@@ -11,7 +11,8 @@ with its inputs in ``GPUPOOL_*`` variables (never spliced into a script). This m
 2. picks the stacks to check: those whose files changed against the base (every stack when the
    program, the kit or the teams file changed), or all, or the ones named;
 3. runs ``gpupool check --stack S --base REF`` per stack, and once over the plan files given
-   (Terraform plan JSON, Pulumi preview JSON), in SARIF and Markdown;
+   (Terraform plan JSON, Pulumi preview JSON), in SARIF and Markdown; with a teams file, runs
+   ``team-gpu-quota`` once more over every stack's plan joined, since a quota spans stacks;
 4. merges the SARIF runs into one upload (one code-scanning category per stack), and writes ONE
    comment within GitHub's 65,536-character limit (every stack gets its fair share);
 5. sets the step outputs and decides the exit code from ``fail-level``.
@@ -287,9 +288,69 @@ class Action:
             runs.append(self.check(f"stack {stack}", ["--stack", stack, *base], trusted.args))
         if self.i.plans:
             runs.append(self.check("plans", list(self.i.plans), trusted.args))
+        if stacks:
+            quotas = self.quotas_across_stacks(trusted)
+            if quotas is not None:
+                runs.append(quotas)
         governed = self.governed_changes(changed or [], trusted)
         comparison = self.compare(stacks, base, trusted) if trusted.changed else []
         return self.finish(runs, stacks, governed, trusted, comparison)
+
+    def quotas_across_stacks(self, trusted: Trusted) -> Run | None:
+        """team-gpu-quota over every stack at once: a quota is per team and environment over all
+        its stacks, and one ``check --stack`` sees one stack, so a team could otherwise spread
+        its GPUs over several stack files. Every stack is planned at the head, the plans are
+        joined into one, and only that policy runs on it, with the base branch's teams file."""
+        if "--teams" not in trusted.args:
+            return None
+        teams = trusted.args[trusted.args.index("--teams") + 1]
+        level = self._quota_setting(trusted)
+        if level is None:
+            return None  # the base branch's config disables the policy
+        folder = self.out / "plans"
+        folder.mkdir(parents=True, exist_ok=True)
+        every = self.stacks(None)
+        resources: list[object] = []
+        for stack in every:
+            target = folder / f"{_file_label(stack)}.json"
+            done = self.gpupool("plan", stack, "--format", "json", "--output", str(target))
+            if done.returncode != 0:
+                return Run("team quotas", 2, "", None,
+                           f"stack {stack}: {done.stderr.strip() or 'gpupool plan failed'}")
+            resources += json.loads(target.read_text(encoding="utf-8")).get("resources", [])
+        joined = folder / "all-stacks.json"
+        joined.write_text(json.dumps({"kind": "gpupool-plan", "version": 1,
+                                      "stack": "all stacks", "resources": resources}),
+                          encoding="utf-8")
+        config = self.out / "trusted" / "team-quotas-config.json"
+        config.write_text(json.dumps({"all": "disabled", "team-gpu-quota": level}),
+                          encoding="utf-8")
+        return self.check("team quotas", [str(joined)],
+                          ["--config", str(config), "--teams", teams])
+
+    def _quota_setting(self, trusted: Trusted) -> object | None:
+        """team-gpu-quota's entry of the base branch's config (mandatory when it has none)."""
+        if "--config" not in trusted.args:
+            return "mandatory"
+        from gpupool.errors import InputError
+        from gpupool.yamlio import read_yaml
+
+        path = trusted.args[trusted.args.index("--config") + 1]
+        try:
+            doc = read_yaml(path)
+        except InputError:
+            return "mandatory"  # the per-stack checks report the broken config
+        entry = doc.get("team-gpu-quota", "mandatory") if isinstance(doc, dict) else "mandatory"
+        level = entry.get("enforcementLevel") if isinstance(entry, dict) else entry
+        if level is None and isinstance(doc, dict) and isinstance(doc.get("all"), str):
+            level = doc["all"]
+        if level == "disabled":
+            return None
+        if isinstance(entry, dict):
+            entry = {k: v for k, v in entry.items() if k not in ("teamsFile", "teams")}
+            entry.setdefault("enforcementLevel", level or "mandatory")
+            return entry
+        return entry
 
     def compare(self, stacks: list[str], base: list[str], trusted: Trusted) -> list[str]:
         """The verdict each stack would get with the PR's own policy files: what the change
@@ -391,7 +452,8 @@ def _without_headline(markdown: str) -> str:
 
 def _title(r: Run) -> str:
     name = r.label.removeprefix("stack ")
-    what = f"Stack `{name}`" if r.label.startswith("stack ") else "Plan files"
+    what = (f"Stack `{name}`" if r.label.startswith("stack ") else
+            "Team quotas across every stack" if r.label == "team quotas" else "Plan files")
     return f"### {what}: {_verdict_word(r.code)}"
 
 

@@ -69,14 +69,15 @@ def run(args: argparse.Namespace) -> int:
     if write_output("-" if to_stdout else output, text):
         return 0  # the stack went to standard output: no status line mixed into it
     total = _month(others, new)
+    ref = stack_name if output == stack_dir / f"Pulumi.{stack_name}.yaml" else shown
     sys.stdout.write(
         f"wrote {shown}: pool {config.pools[0].name!r}, up to {_gpus(new)} on "
         f"{choice.instance_type.instance_type}, {_usd(_sum_month(new))}/month at max; "
         f"{args.team} in {args.env}: {others.gpus(args.env) + sum(p.gpus_max for p in new):g} "
         f"of {team.quota(args.env)} GPUs, {_usd(total)} of "
         f"{_usd(team.monthly_budget_usd)}/month\n"
-        f"next: gpupool validate {stack_name} && gpupool check --stack {stack_name}, then open "
-        "a pull request (docs/self-service.md)\n")
+        f"next: gpupool validate {ref} && gpupool check --stack {ref} --teams "
+        f"{teams.path}, then open a pull request (docs/self-service.md)\n")
     return 0
 
 

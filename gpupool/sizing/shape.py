@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gpupool.errors import InputError
+from gpupool.jsonio import JsonProblem, loads
 
 MAX_CONFIG_BYTES = 1 << 20  # a config.json is a few KiB; anything near 1 MiB is not one
 
@@ -171,28 +172,17 @@ def read_config(path: str | Path) -> ModelShape:
     except OSError as e:
         raise InputError(f"{shown}: cannot read ({e.strerror or e})") from None
     try:
-        doc = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates(shown))
+        doc = loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise InputError(f"{shown}: expected UTF-8 JSON text") from None
     except json.JSONDecodeError as e:
         raise InputError(f"{shown}: expected valid JSON (line {e.lineno} column {e.colno}: "
                          f"{e.msg})") from None
-    except RecursionError:
-        raise InputError(f"{shown}: expected a config.json, got JSON nested too deep") from None
+    except JsonProblem as e:  # duplicate keys, NaN, 1e999, 5,000-digit numbers, deep nesting
+        raise InputError(f"{shown}: {e}") from None
     fallback = (p.parent.name if p.name == "config.json" and p.parent.name
                 else p.name.removesuffix(".json").removesuffix(".config"))
     return shape_from_config(doc, shown, fallback_name=fallback)
-
-
-def _no_duplicates(shown: str) -> Any:
-    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for k, v in pairs:
-            if k in out:
-                raise InputError(f"{shown}: {k}: appears twice (expected each key once)")
-            out[k] = v
-        return out
-    return hook
 
 
 def shape_from_config(doc: Any, shown: str, fallback_name: str = "") -> ModelShape:

@@ -108,9 +108,9 @@ class TeamGpuQuota(Rule):
             "either is denied with the figures, so raising capacity is a reviewed change to the "
             "teams file, not a side effect of a stack edit; a GPU model outside the team's "
             "allowedGpus is denied too. GPUs and cost are counted at max "
-            "size over every resource of the plans checked together (one stack per plan with "
-            "--stack), on-demand at the catalog's prices; a team the file does not know has no "
-            "quota."
+            "size over every resource of one plan (one stack with --stack; the gpupool action "
+            "also joins every stack's plan, since a quota spans stacks), on-demand at the "
+            "catalog's prices; a team the file does not know has no quota."
         ),
         scope="stack",
         kinds=KINDS,

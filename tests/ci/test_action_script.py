@@ -20,7 +20,15 @@ def commands(repo: Repo) -> list[list[str]]:
 
 def checks(repo: Repo) -> list[list[str]]:
     """Each gpupool check's arguments after ``check`` (the command prefix dropped)."""
-    return [c[c.index("check") + 1:] for c in commands(repo)]
+    return [c[c.index("check") + 1:] for c in commands(repo) if "check" in c]
+
+
+def stack_checks(repo: Repo) -> list[list[str]]:
+    return [a for a in checks(repo) if "--stack" in a]
+
+
+def quota_checks(repo: Repo) -> list[list[str]]:
+    return [a for a in checks(repo) if any(x.endswith("all-stacks.json") for x in a)]
 
 
 def outputs(tmp_path: Path) -> dict[str, str]:
@@ -42,7 +50,7 @@ def test_only_the_changed_stack_is_checked_with_the_base_policy_files(
     code, out = run_action("--base-ref", repo.base, "--out-dir", OUT, "--gpupool", fake_command)
     assert code == 0, out
     trusted = repo.path / OUT / "trusted"
-    assert checks(repo) == [
+    assert stack_checks(repo) == [
         ["--stack", "dev", "--base", repo.base, "--config", str(trusted / "policy-config.json"),
          "--teams", str(trusted / "teams.yaml"), "--format", fmt,
          "--output", str(repo.path / OUT / "reports" / f"dev.{ext}")]
@@ -50,6 +58,23 @@ def test_only_the_changed_stack_is_checked_with_the_base_policy_files(
     ]
     o = outputs(tmp_path)
     assert o["verdict"] == "pass" and o["stacks"] == "dev" and o["governed-changes"] == ""
+    # and the team quotas once more over every stack's plan joined, with only that policy on
+    planned = [c[c.index("plan") + 1] for c in commands(repo) if "plan" in c]
+    assert planned == ["dev", "staging"]
+    [quota] = [a for a in quota_checks(repo) if "sarif" in a]
+    assert quota[quota.index("--teams") + 1] == str(trusted / "teams.yaml")
+    config = json.loads((trusted / "team-quotas-config.json").read_text())
+    assert config == {"all": "disabled", "team-gpu-quota": "mandatory"}
+
+
+def test_no_quota_run_when_the_base_disables_the_policy(
+        repo: Repo, run_action: RunAction, fake_command: str) -> None:
+    (repo.path / "policy-config.json").write_text('{"team-gpu-quota": "disabled"}')
+    repo.base = repo.commit("the base branch turns quotas off")
+    edit_stack(repo)
+    repo.commit("dev")
+    run_action("--base-ref", repo.base, "--out-dir", OUT, "--gpupool", fake_command)
+    assert quota_checks(repo) == [] and len(stack_checks(repo)) == 2
 
 
 def test_a_pull_request_cannot_weaken_the_rules_that_judge_it(
@@ -66,8 +91,8 @@ def test_a_pull_request_cannot_weaken_the_rules_that_judge_it(
     # the checks ran with the BASE branch's files, byte for byte
     assert yaml.safe_load((trusted / "policy-config.json").read_text()) == CONFIG
     assert yaml.safe_load((trusted / "teams.yaml").read_text()) == TEAMS
-    judged = [a for a in checks(repo) if "json" not in a]
-    compared = [a for a in checks(repo) if "json" in a]
+    judged = [a for a in stack_checks(repo) if "json" not in a]
+    compared = [a for a in stack_checks(repo) if "json" in a]
     assert len(judged) == 4  # dev and staging, SARIF and markdown
     for args in judged:
         assert str(trusted / "policy-config.json") in args and str(trusted / "teams.yaml") in args
@@ -107,7 +132,10 @@ def test_a_policy_file_new_in_the_pull_request_is_not_applied(
     repo.commit("add waivers")
     run_action("--base-ref", repo.base, "--out-dir", OUT, "--gpupool", fake_command,
                "--waivers", "waivers.yaml")
-    assert all("--waivers" not in args for args in checks(repo)[:2])
+    judged = [a for a in stack_checks(repo) if "json" not in a]
+    assert judged and all("--waivers" not in args for args in judged)
+    compared = [a for a in stack_checks(repo) if "json" in a]  # the PR's own, for reviewers
+    assert compared and all("--waivers" in args for args in compared)
     comment = (repo.path / OUT / "comment.md").read_text()
     assert "`waivers.yaml` is new in this pull request: it is not applied until it is merged" \
         in comment
@@ -156,7 +184,8 @@ def test_bad_input_shows_in_the_comment_and_as_an_error(
         in out
     comment = (repo.path / OUT / "comment.md").read_text()
     assert "⛔ the check could not run (bad input, exit 2)" in comment
-    assert checks(repo)[0][-3] == "sarif" and len(checks(repo)) == 1  # no markdown attempted
+    assert len(stack_checks(repo)) == 1  # no markdown attempted after the SARIF run failed
+    assert stack_checks(repo)[0][-3] == "sarif"
 
 
 def test_every_stack_fits_one_comment(repo: Repo, run_action: RunAction, fake_command: str,
@@ -168,7 +197,8 @@ def test_every_stack_fits_one_comment(repo: Repo, run_action: RunAction, fake_co
     comment = (repo.path / OUT / "comment.md").read_text()
     assert len(comment) <= 65_536
     assert "### Stack `dev`: ❌ fail" in comment and "### Stack `staging`: ✅ pass" in comment
-    assert comment.count("cut to fit the comment") == 2
+    assert "### Team quotas across every stack: ✅ pass" in comment
+    assert comment.count("cut to fit the comment") == 3  # three big reports, each its share
     assert "<!-- gpupool-check -->" not in comment  # the sticky action keeps its own marker
     report = (repo.path / OUT / "reports" / "dev.md").read_text()
     assert len(report) > 65_536  # the whole report stays in the artifact
@@ -185,9 +215,10 @@ def test_sarif_is_merged_with_a_category_per_stack(repo: Repo, run_action: RunAc
     o = outputs(tmp_path)
     doc = json.loads(Path(o["sarif"]).read_text())
     assert [r["automationDetails"]["id"] for r in doc["runs"]] == [
-        "gpupool/dev/", "gpupool/staging/", "gpupool/plans/"]
-    assert o["mandatory"] == "1" and o["advisory"] == "2" and o["verdict"] == "fail"
-    assert checks(repo)[-1][:2] == [str(plan), "other.json"]  # one check over every plan file
+        "gpupool/dev/", "gpupool/staging/", "gpupool/plans/", "gpupool/team-quotas/"]
+    assert o["mandatory"] == "1" and o["advisory"] == "3" and o["verdict"] == "fail"
+    plans = [a for a in checks(repo) if str(plan) in a]
+    assert plans[0][:2] == [str(plan), "other.json"]  # one check over every plan file
 
 
 def test_utilisation_snapshot_is_passed_to_every_check(repo: Repo, run_action: RunAction,
@@ -196,7 +227,8 @@ def test_utilisation_snapshot_is_passed_to_every_check(repo: Repo, run_action: R
     repo.commit("dev")
     run_action("--base-ref", repo.base, "--out-dir", OUT, "--gpupool", fake_command,
                "--utilisation", "debt.json")
-    assert all(args[args.index("--utilisation") + 1] == "debt.json" for args in checks(repo))
+    assert all(args[args.index("--utilisation") + 1] == "debt.json"
+               for args in stack_checks(repo))
 
 
 def test_inputs_come_from_the_environment_as_action_yml_passes_them(
@@ -208,7 +240,7 @@ def test_inputs_come_from_the_environment_as_action_yml_passes_them(
                          GPUPOOL_COMMAND=fake_command, GPUPOOL_FAIL_LEVEL="never",
                          GPUPOOL_STACKS="all", GPUPOOL_CONFIG="", FAKE_CODES="dev=1")
     assert code == 0 and outputs(tmp_path)["stacks"] == "dev staging"
-    assert all("--config" not in args for args in checks(repo))
+    assert all("--config" not in args for args in stack_checks(repo))
 
 
 def test_a_base_missing_from_a_shallow_clone_says_how_to_fix_it(
@@ -225,8 +257,9 @@ def test_end_to_end_with_the_real_kit(repo: Repo, run_action: RunAction, tmp_pat
     raised = json.loads(json.dumps(TEAMS))
     raised["teams"]["ml-platform"]["gpuQuota"]["dev"] = 100
     (repo.path / "stacks" / "teams.yaml").write_text(yaml.safe_dump(raised))
+    (repo.path / "stacks" / "Pulumi.staging.yaml").unlink()  # one stack: fewer plans to run
     repo.commit("raise our own quota")
-    code, out = run_action("--base-ref", repo.base, "--out-dir", OUT, "--stacks", "dev")
+    code, out = run_action("--base-ref", repo.base, "--out-dir", OUT)
     assert code == 1, out
     comment = (repo.path / OUT / "comment.md").read_text()
     assert "### Stack `dev`: ❌ fail" in comment
@@ -235,3 +268,4 @@ def test_end_to_end_with_the_real_kit(repo: Repo, run_action: RunAction, tmp_pat
     doc = json.loads((repo.path / OUT / "gpupool.sarif").read_text())
     assert doc["runs"][0]["automationDetails"] == {"id": "gpupool/dev/"}
     assert any(r["ruleId"] == "team-gpu-quota" for r in doc["runs"][0]["results"])
+    assert "### Team quotas across every stack: ❌ fail" in comment

@@ -87,10 +87,12 @@ def test_bad_configs_name_the_key(doc: object, expected: str) -> None:
 
 
 @pytest.mark.parametrize(("content", "expected"), [
-    (b'{"hidden_size": 1, "hidden_size": 2}', "hidden_size: appears twice"),
+    (b'{"hidden_size": 1, "hidden_size": 2}', 'key "hidden_size": expected each key once'),
+    (b'{"hidden_size": NaN}', "expected a JSON number, got NaN"),
+    (b'{"hidden_size": 1e999}', "expected a finite number"),
     (b"{not json", "expected valid JSON (line 1"),
     (b"\xff\xfe", "expected UTF-8 JSON text"),
-    (b"[" * 100_000 + b"]" * 100_000, "nested too deep"),
+    (b"[" * 100_000 + b"]" * 100_000, "nest"),
 ])
 def test_unreadable_files_are_one_line(tmp_path: Path, content: bytes, expected: str) -> None:
     f = tmp_path / "config.json"
