@@ -11,7 +11,8 @@ with its inputs in ``GPUPOOL_*`` variables (never spliced into a script). This m
 2. picks the stacks to check: those whose files changed against the base (every stack when the
    program, the kit or the teams file changed), or all, or the ones named;
 3. runs ``gpupool check --stack S --base REF`` per stack, and once over the plan files given
-   (Terraform plan JSON, Pulumi preview JSON), in SARIF and Markdown; with a teams file, runs
+   (Terraform plan JSON, Pulumi preview JSON), writing SARIF and Markdown from one evaluation
+   (``--format sarif=FILE --format markdown=FILE``); with a teams file, runs
    ``team-gpu-quota`` once more over every stack's plan joined, since a quota spans stacks;
 4. merges the SARIF runs into one upload (one code-scanning category per stack), and writes ONE
    comment within GitHub's 65,536-character limit (every stack gets its fair share);
@@ -167,21 +168,19 @@ class Action:
         return subprocess.run(cmd, cwd=self.cwd, capture_output=True, text=True, env=env,
                               timeout=1800)
 
-    def check(self, label: str, target: list[str], extra: list[str], tag: str = "") -> Run:
-        """One check in SARIF and in Markdown; the SARIF run decides the exit code."""
-        name = _file_label(label) + tag
+    def check(self, label: str, target: list[str], extra: list[str]) -> Run:
+        """One evaluation writing both reports (SARIF for code scanning, Markdown for the
+        comment); its exit code is the verdict."""
+        name = _file_label(label)
         sarif_path = self.out / "reports" / f"{name}.sarif"
         md_path = self.out / "reports" / f"{name}.md"
-        first = self.gpupool("check", *target, *extra, "--format", "sarif",
-                             "--output", str(sarif_path))
-        if first.returncode == 2:
-            return Run(label, 2, "", None, first.stderr.strip())
-        second = self.gpupool("check", *target, *extra, "--format", "markdown",
-                              "--output", str(md_path))
-        markdown = md_path.read_text(encoding="utf-8") if md_path.is_file() else (
-            f"(no markdown report: {second.stderr.strip()})")
-        return Run(label, first.returncode, markdown,
-                   sarif_path if sarif_path.is_file() else None, first.stderr.strip())
+        done = self.gpupool("check", *target, *extra, "--format", f"sarif={sarif_path}",
+                            "--format", f"markdown={md_path}")
+        if done.returncode == 2 or not md_path.is_file():
+            return Run(label, 2 if done.returncode in (0, 2) else done.returncode, "", None,
+                       done.stderr.strip() or "gpupool check wrote no report")
+        return Run(label, done.returncode, md_path.read_text(encoding="utf-8"),
+                   sarif_path if sarif_path.is_file() else None, done.stderr.strip())
 
     # -- what judges the pull request ------------------------------------------------------
 

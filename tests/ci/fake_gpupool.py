@@ -19,8 +19,6 @@ def main(argv: list[str]) -> int:
                                              f"Instance::gpu", "type": "aws:ec2/instance:Instance",
                                       "name": "gpu", "custom": True, "inputs": {}}]}, f)
         return 0
-    fmt = argv[argv.index("--format") + 1]
-    out = argv[argv.index("--output") + 1]
     label = argv[argv.index("--stack") + 1] if "--stack" in argv else (
         "quotas" if any(a.endswith("all-stacks.json") for a in argv) else "plans")
     codes = dict(p.split("=") for p in os.environ.get("FAKE_CODES", "").split(",") if p)
@@ -28,6 +26,16 @@ def main(argv: list[str]) -> int:
     if code == 2:
         sys.stderr.write(f"gpupool check: stacks/Pulumi.{label}.yaml: broken on purpose\n")
         return 2
+    specs = [argv[i + 1] for i, a in enumerate(argv) if a == "--format"]
+    if "--output" in argv:  # FORMAT --output FILE
+        specs = [f"{specs[0]}={argv[argv.index('--output') + 1]}"]
+    for spec in specs:
+        fmt, out = spec.split("=", 1)
+        write(fmt, out, label, code)
+    return code
+
+
+def write(fmt: str, out: str, label: str, code: int) -> None:
     level = {0: "warning", 1: "error"}[code]
     if fmt == "sarif":
         doc = {"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "gpupool"}},
@@ -42,7 +50,6 @@ def main(argv: list[str]) -> int:
         text = json.dumps({"verdict": "fail" if code else "pass"})
     with open(out, "w", encoding="utf-8") as f:
         f.write(text + "\n")
-    return code
 
 
 if __name__ == "__main__":

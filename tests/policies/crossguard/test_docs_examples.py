@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -28,6 +26,7 @@ PACK_DIR = Path(__file__).resolve().parents[3] / "policies"
 DOCS = PACK_DIR.parent / "docs"
 WORKFLOW = DOCS / "examples" / "github-actions.yml"
 CONFIG = DOCS / "examples" / "policy-config.json"
+ACTION = PACK_DIR.parent / "action.yml"
 
 
 @pytest.fixture(scope="module")
@@ -39,21 +38,20 @@ def _runs(job: dict[str, Any]) -> list[str]:
     return [s["run"] for s in job["steps"] if "run" in s]
 
 
-def test_every_gpupool_check_in_the_workflow_parses_with_the_cli(
+def test_the_check_job_runs_the_action_with_inputs_it_declares(
     workflow: dict[str, Any],
 ) -> None:
-    script = "\n".join(_runs(workflow["jobs"]["check"])).replace("\\\n", " ")
-    commands = [line.strip() for line in script.splitlines()
-                if line.strip().startswith(".venv/bin/gpupool check")]
-    assert len(commands) == 2
-    formats = set()
-    for line in commands:
-        line = re.sub(r"\$\{\{[^}]*\}\}", "dev", line).replace('"${config[@]}"', "")
-        argv = shlex.split(line.replace('"$BASE"', "origin/main"))
-        args = build_parser().parse_args(argv[argv.index("check"):])
-        assert (args.stack, args.base) == (["dev"], "origin/main")
-        formats.update(args.format)
-    assert formats == {"sarif", "markdown"}
+    [step] = [s for s in workflow["jobs"]["check"]["steps"]
+              if s.get("uses", "").startswith("gpupool/gpupool@")]
+    declared = yaml.safe_load(ACTION.read_text())["inputs"]
+    assert set(step["with"]) <= set(declared)
+    assert step["with"]["base-ref"] == "${{ github.event.pull_request.base.sha }}"
+    # the command the action runs per stack (gpupool/ci/action.py) parses with today's CLI
+    argv = ["check", "--stack", "dev", "--base", "origin/main", "--config", "c.json",
+            "--teams", "teams.yaml", "--format", "sarif=dev.sarif", "--format", "markdown=dev.md"]
+    args = build_parser().parse_args(argv)
+    assert (args.stack, args.base) == (["dev"], "origin/main")
+    assert {f.split("=")[0] for f in args.format} == {"sarif", "markdown"}
 
 
 def test_workflow_uploads_sarif_comments_and_previews_only_with_credentials(
@@ -61,14 +59,16 @@ def test_workflow_uploads_sarif_comments_and_previews_only_with_credentials(
 ) -> None:
     check = workflow["jobs"]["check"]
     assert check["permissions"]["security-events"] == "write"
+    assert check["permissions"]["pull-requests"] == "write"
     assert check["steps"][0]["with"]["fetch-depth"] == 0  # --base needs history
-    uses = [s.get("uses", "") for s in check["steps"]]
-    assert any(u.startswith("github/codeql-action/upload-sarif@") for u in uses)
     assert "secrets" not in json.dumps(check)  # the offline check needs none
-    assert workflow["jobs"]["comment"]["permissions"] == {"pull-requests": "write"}
+    action_uses = [s.get("uses", "") for s in yaml.safe_load(ACTION.read_text())["runs"]["steps"]]
+    assert any(u.startswith("github/codeql-action/upload-sarif@") for u in action_uses)
+    assert any(u.startswith("marocchino/sticky-pull-request-comment@") for u in action_uses)
     preview = workflow["jobs"]["preview"]
     assert "vars.AWS_ROLE_ARN" in preview["if"]
-    assert any("--policy-pack policies" in r for r in _runs(preview))
+    # the pull request's program, judged by the base branch's pack
+    assert any("--policy-pack .gpupool-base/policies" in r for r in _runs(preview))
 
 
 def test_the_documented_config_serves_check_and_the_pack(tmp_path: Path) -> None:
@@ -92,9 +92,12 @@ def test_the_workflows_config_step_adds_the_baseline_the_pack_then_reads(
     workflow: dict[str, Any], tmp_path: Path,
 ) -> None:
     step = next(r for r in _runs(workflow["jobs"]["preview"]) if "policy-pack-config.json" in r
-                and "<<'EOF'" in r)
-    program = step.split("<<'EOF'\n", 1)[1].rsplit("EOF", 1)[0]
-    shutil.copy(CONFIG, tmp_path / "policy-config.json")
+                and "<<'PY'" in r)
+    program = step.split("<<'PY'\n", 1)[1].rsplit("PY", 1)[0]
+    base = tmp_path / ".gpupool-base"  # the base branch's checkout: its config and teams file
+    (base / "stacks").mkdir(parents=True)
+    shutil.copy(CONFIG, base / "policy-config.json")
+    shutil.copy(PACK_DIR.parent / "stacks" / "teams.yaml", base / "stacks" / "teams.yaml")
     baseline = tmp_path / "baseline-dev.json"
     baseline.write_text(json.dumps({"version": 3, "deployment": {"resources": []}}))
     env = {**os.environ, "RUNNER_TEMP": str(tmp_path), "BASELINE": str(baseline)}
@@ -103,5 +106,6 @@ def test_the_workflows_config_step_adds_the_baseline_the_pack_then_reads(
     config = json.loads((tmp_path / "policy-pack-config.json").read_text())
     assert config["gpu-no-vertical-upsize"] == {"enforcementLevel": "mandatory",
                                                 "baseline": str(baseline)}
+    assert config["team-gpu-quota"] == {"teamsFile": str(base / "stacks" / "teams.yaml")}
     with PolicyPackHarness(PACK_DIR) as pack:
         pack.configure(config)  # refused with INVALID_ARGUMENT if the pack could not read it
