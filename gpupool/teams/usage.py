@@ -52,10 +52,13 @@ class TeamUse:
 
 
 def pool_uses(loaded: LoadedStack) -> list[PoolUse]:
-    """Every pool's GPUs and cost at max, per team: an AWS pool belongs to its team; a
-    Kubernetes pool's GPUs are split by its teams' namespace quotas (what each may hold)."""
-    env = stack_envelope(loaded.config, loaded.instance_types)
+    """Every pool's GPUs and cost at max, per team: an AWS pool (and a remote-GPU tier's
+    proxies) belongs to its team; a Kubernetes pool's GPUs are split by its teams' namespace
+    quotas (what each may hold)."""
+    env = stack_envelope(loaded.config, loaded.instance_types,
+                         tiers=getattr(loaded, "tiers", None) or None)
     by_name = {p.name: p for p in loaded.config.pools}
+    by_name.update({t.name: t for t in getattr(loaded.config, "remote_gpu", ())})
     clusters = {p.name: p for p in getattr(loaded.config, "kubernetes", ())}
     out = []
     for e in env.pools:

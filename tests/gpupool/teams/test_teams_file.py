@@ -98,3 +98,16 @@ def test_the_kits_own_stacks_are_within_their_teams_quotas() -> None:
             assert use.gpus(env) <= team.quota(env), (name, env)
         month = use.per_month()
         assert month is not None and month <= team.monthly_budget_usd, name
+
+
+def test_remote_gpu_proxies_count_against_their_team() -> None:
+    from gpupool.config import load_stack
+    from gpupool.teams.usage import pool_uses
+
+    uses = pool_uses(load_stack(str(ROOT / "stacks" / "Pulumi.staging.yaml")))
+    stack = load_stack(str(ROOT / "stacks" / "Pulumi.staging.yaml"))
+    tiers = {t.name for t in stack.config.remote_gpu}
+    assert tiers and tiers <= {u.pool for u in uses}
+    for u in uses:
+        if u.pool in tiers:
+            assert u.gpus_max > 0 and u.team == stack.config.team
