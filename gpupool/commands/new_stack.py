@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     output = stack_dir / f"Pulumi.{stack_name}.yaml" if not args.output or to_stdout else (
         Path(args.output))
     shown = display_path(output)
-    if not to_stdout and output.exists() and not args.force:
+    if not to_stdout and output.is_file() and not args.force:  # devices and FIFOs: written to
         raise InputError(f"{shown}: already exists; give --force to replace it (its pools are "
                          "then left out of the team's usage)")
 
