@@ -319,23 +319,33 @@ def _add_netcheck(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def _add_new_stack(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     n = _command(sub, "new-stack", "write a team's GPU stack from a template, sized and in quota",
-                 "Render a template (inference-service, batch-training, notebook, or a template "
-                 "file) into stacks/Pulumi.<team>-<env>.yaml on the cheapest GPU the team may use "
-                 "that holds the model, validated, within the team's GPU quota and monthly "
-                 "budget from stacks/teams.yaml. Anything over quota or budget, or a GPU the "
-                 "team may not use, is refused (exit 2). See docs/self-service.md.",
+                 "Render a template (inference-service, batch-training, notebook, "
+                 "remote-gpu-client, or a template file) into stacks/Pulumi.<team>-<env>.yaml "
+                 "on the cheapest GPU the team may use that holds the model, validated, within "
+                 "the team's GPU quota and monthly budget from stacks/teams.yaml. Anything over "
+                 "quota or budget, or a GPU the team may not use, is refused (exit 2). "
+                 "remote-gpu-client writes a remote-GPU proxy tier sized for --profile. See "
+                 "docs/self-service.md.",
                  ["gpupool new-stack research dev --template inference-service "
                   "--model-config config.json --max-gpus 4",
                   "gpupool new-stack research prod --template batch-training --params 1.1B",
-                  "gpupool new-stack research dev --template notebook --output -"])
+                  "gpupool new-stack research dev --template notebook --output -",
+                  "gpupool new-stack research staging --template remote-gpu-client "
+                  "--profile stacks/profiles/embeddings.yaml"])
     n.add_argument("team", metavar="TEAM", help="a team of stacks/teams.yaml")
     n.add_argument("env", metavar="ENV", choices=("dev", "staging", "prod", "sandbox", "test"),
                    help="dev, staging, prod, sandbox or test")
     n.add_argument("--template", required=True, metavar="NAME",
-                   help="inference-service, batch-training, notebook, or a template file")
+                   help="inference-service, batch-training, notebook, remote-gpu-client, or a "
+                        "template file")
     n.add_argument("--max-gpus", type=int, metavar="N", help="GPUs at max size")
     n.add_argument("--gpu", metavar="MODEL", help="this GPU model (one the team may use)")
     _sizing_flags(n, defaults=False)
+    n.add_argument("--profile", metavar="FILE",
+                   help="remote-gpu-client: the application's remoting profile (its network "
+                        "budget sizes the proxies)")
+    n.add_argument("--max-overhead", type=float, metavar="E",
+                   help="remote-gpu-client: the slowdown the application accepts (default 0.05)")
     n.add_argument("--region", default="us-east-1")
     n.add_argument("--teams", metavar="FILE", help="teams file (default: stacks/teams.yaml)")
     n.add_argument("--output", metavar="FILE",

@@ -13,11 +13,19 @@ import argparse
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from gpupool import __version__
 from gpupool.catalog import Catalog, InstanceType, load_catalog
-from gpupool.config import LoadedStack, parse_flat_config
-from gpupool.config.loader import _find_project, _stack_config_dir, display_path, resolve_gpu
+from gpupool.config import LoadedStack, StackConfig, parse_flat_config
+from gpupool.config.loader import (
+    _find_project,
+    _stack_config_dir,
+    display_path,
+    resolve_gpu,
+    resolve_tiers,
+)
+from gpupool.config.remote_gpu import ResolvedTier
 from gpupool.errors import InputError
 from gpupool.teams import Team, load_teams
 from gpupool.teams.render import Choice, render_config, stack_yaml
@@ -31,7 +39,7 @@ _SIZING_DEFAULTS = {"dtype": "fp16", "mode": "inference", "batch": 1, "seq_len":
 
 def run(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
-    stack_dir = _stack_dir(cwd)
+    project_dir, stack_dir = _project_dirs(cwd)
     teams_path = Path(args.teams) if args.teams else stack_dir / "teams.yaml"
     if not args.teams and not teams_path.is_file():
         raise InputError(f"{display_path(teams_path)}: no teams file; create it (owners, "
@@ -40,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     teams = load_teams(teams_path, display_path(teams_path))
     team = teams.require(args.team)
     template_name, template = load_template(args.template)
+    budget = _budget(args, template, template_name, project_dir)
     stack_name = f"{args.team}-{args.env}"
     to_stdout = args.output == "-"
     output = stack_dir / f"Pulumi.{stack_name}.yaml" if not args.output or to_stdout else (
@@ -56,13 +65,16 @@ def run(args: argparse.Namespace) -> int:
         args.max_gpus = max(1, min(template.max_gpus, left))
     choice, sizing = choose(args, teams.path, team, template, catalog)
     flat = render_config(args.team, team, args.env, args.region, template_name, template,
-                         choice)
-    config, resolved = parse_flat_config(flat, shown, catalog)
-    new = pool_uses(LoadedStack(stack_name, output, config, resolved, flat))
+                         choice, budget)
+    config, resolved = parse_flat_config(flat, shown, catalog, base_dir=project_dir)
+    tiers = resolve_tiers(config, catalog, base_dir=project_dir)
+    new = pool_uses(LoadedStack(stack_name, output, config, resolved, flat, tiers))
+    if tiers:  # the proxies' size follows the budget: what the stack really runs on
+        choice = replace(choice, instance_type=next(iter(tiers.values())).proxy)
     check_quota(teams.path, args.team, team, args.env, new, others)
 
     header = _header(args, stack_name, template_name, template, sizing, choice, new, team,
-                     teams.path)
+                     teams.path, list(tiers.values()))
     text = stack_yaml(flat, header)
     from gpupool.output import write_output
 
@@ -71,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     total = _month(others, new)
     ref = stack_name if output == stack_dir / f"Pulumi.{stack_name}.yaml" else shown
     sys.stdout.write(
-        f"wrote {shown}: pool {config.pools[0].name!r}, up to {_gpus(new)} on "
+        f"wrote {shown}: {_what(config)}, up to {_gpus(new)} on "
         f"{choice.instance_type.instance_type}, {_usd(_sum_month(new))}/month at max; "
         f"{args.team} in {args.env}: {others.gpus(args.env) + sum(p.gpus_max for p in new):g} "
         f"of {team.quota(args.env)} GPUs, {_usd(total)} of "
@@ -81,12 +93,52 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stack_dir(cwd: Path) -> Path:
+def _project_dirs(cwd: Path) -> tuple[Path, Path]:
+    """The project's folder (where stack files' relative paths start) and its stacks folder."""
     project = _find_project(cwd)
     if project is None:
         raise InputError(f"{cwd}: expected a Pulumi project (Pulumi.yaml here or above) whose "
                          "stack files new-stack writes")
-    return project.parent / _stack_config_dir(project)
+    return project.parent, project.parent / _stack_config_dir(project)
+
+
+def _what(config: StackConfig) -> str:
+    if config.remote_gpu:
+        return f"remote-GPU tier {config.remote_gpu[0].name!r}"
+    return f"pool {config.pools[0].name!r}"
+
+
+def _budget(args: argparse.Namespace, template: Template, name: str,
+            project_dir: Path) -> dict[str, Any] | None:
+    """A remote-GPU tier's network budget: the application's profile (``--profile``, written
+    relative to the project as stack files name it), else the template's own."""
+    profile = getattr(args, "profile", None)
+    overhead = getattr(args, "max_overhead", None)
+    if template.remote_gpu is None:
+        if profile or overhead is not None:
+            flag = "--profile" if profile else "--max-overhead"
+            raise InputError(f"{flag}: only for a template with a remote-GPU tier "
+                             f"(remote-gpu-client); template {name} has none")
+        return None
+    if not profile:
+        if template.remote_gpu.budget is not None and overhead is None:
+            return None  # the template's own budget
+        raise InputError(f"template {name}: give --profile FILE, the application's remoting "
+                         "profile (the format `gpupool remoting` reads, docs/remoting.md), so "
+                         "the proxies are sized for the network it tolerates")
+    path = Path(profile)
+    if not path.is_file():
+        raise InputError(f"--profile {profile}: expected a remoting profile file "
+                         "(docs/remoting.md), but there is no such file")
+    full = path.resolve()
+    try:
+        shown = str(full.relative_to(project_dir.resolve()))
+    except ValueError:
+        shown = str(full)  # outside the project: the stack names it in full
+    out: dict[str, Any] = {"profile": shown}
+    if overhead is not None:
+        out["maxOverhead"] = overhead
+    return out
 
 
 # --------------------------------------------------------------------------- sizing
@@ -255,15 +307,22 @@ def _gpus(pools: list[PoolUse]) -> str:
 
 def _header(args: argparse.Namespace, stack_name: str, template_name: str, template: Template,
             sizing: list[str], choice: Choice, new: list[PoolUse], team: Team,
-            teams_path: str) -> list[str]:
+            teams_path: str, tiers: list[ResolvedTier]) -> list[str]:
     t = choice.instance_type
     month = _sum_month(new)
     per_hour = None if month is None else month / 730
+    proxies = [
+        f"Proxies: {r.proxy.instance_type}"
+        + (" (the smallest size)" if r.proxy.instance_type == r.smallest.instance_type else
+           f" (not {r.smallest.instance_type}: one flow needs {r.min_gbps:g} Gbps)")
+        + f"; budget {r.min_gbps:g} Gbps, {r.max_rtt_us:g} us round trip, from {r.budget_source}."
+        for r in tiers]
     return [
         f"Stack {stack_name}: written by `gpupool new-stack {args.team} {args.env} "
         f"--template {template_name}` (gpupool {__version__}).",
         f"Template {template_name}: {template.description}.",
         *sizing,
+        *proxies,
         f"Capacity: up to {_gpus(new)} ({choice.max_instances} x {t.instance_type}), "
         f"{_usd(per_hour)}/h, {_usd(month)}/month on-demand at max.",
         f"Team {args.team} ({teams_path}): quota {team.quota(args.env)} GPUs in {args.env}, "

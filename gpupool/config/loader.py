@@ -311,6 +311,9 @@ def _cross_checks(data: dict[str, Any], bad: set[tuple[Any, ...]]) -> list[tuple
     pools = data.get("pools")
     if not isinstance(pools, list):
         return out
+    if not pools and not data.get("remoteGpu") and not data.get("kubernetes"):
+        out.append((("pools",), "expected at least one pool (or a remoteGpu tier or kubernetes "
+                                "pool), got none"))
     for i, pool in enumerate(pools):
         if not isinstance(pool, dict):
             continue

@@ -174,7 +174,7 @@ class StackConfig(_Model):
         Annotated[str, Field(max_length=256, pattern=_TAG_TEXT)],
     ] = {}
     network: NetworkConfig
-    pools: Annotated[list[GpuPoolConfig], Field(min_length=1, max_length=200)]
+    pools: Annotated[list[GpuPoolConfig], Field(max_length=200)]
     kubernetes: Annotated[list[KubernetesPoolConfig], Field(max_length=50)] = []
     remote_gpu: Annotated[list[RemoteGpuTierConfig], Field(max_length=50)] = []
     images: ImagePins = ImagePins()  # pinned AMI per architecture (gpupool.config.images)
@@ -197,6 +197,15 @@ class StackConfig(_Model):
                 raise ValueError(f"expected tag keys that do not begin with aws: (reserved "
                                  f"for AWS), got {key!r}")
         return tags
+
+    @model_validator(mode="after")
+    def _some_gpus(self) -> StackConfig:
+        """A stack of remote-GPU tiers alone (a team's CPU services and their proxies) has no
+        plain pool; a stack with neither declares nothing to run."""
+        if not (self.pools or self.remote_gpu or self.kubernetes):
+            raise cross_field_error("pools", "expected at least one pool (or a remoteGpu tier "
+                                             "or kubernetes pool), got none")
+        return self
 
     @model_validator(mode="after")
     def _unique_pool_names(self) -> StackConfig:

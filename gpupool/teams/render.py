@@ -34,8 +34,10 @@ class Choice:
 
 
 def render_config(team_name: str, team: Team, environment: str, region: str,
-                  template_name: str, template: Template, choice: Choice) -> dict[str, Any]:
-    """The flat ``namespace:key`` mapping of the stack file."""
+                  template_name: str, template: Template, choice: Choice,
+                  budget: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The flat ``namespace:key`` mapping of the stack file (``budget``: a remote-GPU tier's,
+    from ``new-stack --profile``, over the template's)."""
     t = choice.instance_type
     size = choice.max_instances
     spec = {**template.pool_for(environment), "gpu": t.gpu_model, "arch": t.arch,
@@ -48,7 +50,7 @@ def render_config(team_name: str, team: Team, environment: str, region: str,
         if key in ("minSize", "desiredCapacity", "onDemandBase") and isinstance(value, int):
             value = min(value, size)  # a template's floor never exceeds the quota's ceiling
         pool[key] = value
-    return {
+    flat = {
         "aws:region": region,
         "gpupool:environment": environment,
         "gpupool:team": team_name,
@@ -57,6 +59,15 @@ def render_config(team_name: str, team: Team, environment: str, region: str,
         "gpupool:network": template.network_for(environment),
         "gpupool:pools": [pool],
     }
+    if template.remote_gpu is not None:  # the pool is a proxy tier: no plain pool beside it
+        remote = template.remote_gpu
+        tier = {**pool, "port": remote.port, "budget": budget or remote.budget}
+        if remote.clients:
+            tier["clients"] = remote.clients
+        tier["networkKind"] = remote.network_kind
+        flat["gpupool:pools"] = []
+        flat["gpupool:remoteGpu"] = [tier]
+    return flat
 
 
 def stack_yaml(flat: dict[str, Any], header: Sequence[str]) -> str:

@@ -56,12 +56,24 @@ class Overrides(_Model):
         return _known(v, NETWORK_KEYS, "network")
 
 
+class RemoteGpu(_Model):
+    """What turns the template's pool into a remote-GPU proxy tier (``gpupool:remoteGpu``):
+    CPU-only clients send their CUDA calls to it. The budget (the network the application
+    tolerates) is the application's own: ``new-stack --profile`` gives it, or the template."""
+
+    port: Annotated[int, Field(ge=1024, le=65535)]
+    budget: dict[str, Any] | None = None
+    clients: dict[str, Any] | None = None
+    network_kind: Literal["auto", "tcp"] = "auto"
+
+
 class Template(_Model):
     description: Annotated[str, Field(min_length=1, max_length=200)]
     sizing: Sizing = Sizing()
     gpu: str | None = None  # the GPU when no model is given (a notebook for exploring)
     max_gpus: Annotated[int, Field(ge=1, le=1000)] = 1
     pool: dict[str, Any]
+    remote_gpu: RemoteGpu | None = None  # the pool is a proxy tier for CPU clients
     network: dict[str, Any] = {"createVpc": True}
     environments: dict[Environment, Overrides] = {}
 

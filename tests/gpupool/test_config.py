@@ -147,7 +147,8 @@ def test_every_error_at_once() -> None:
         ({"gpupool:environment": "qa"},
          "gpupool:environment: expected 'dev', 'staging', 'prod', 'sandbox' or 'test', got 'qa'"),
         ({"aws:region": "US East"}, "aws:region: expected an AWS region such as us-east-1"),
-        ({"gpupool:pools": []}, "gpupool:pools: expected at least 1 item(s), got 0"),
+        ({"gpupool:pools": []}, "gpupool:pools: expected at least one pool (or a remoteGpu tier "
+                                "or kubernetes pool), got none"),
         ({"gpupool:pools": [{"name": "Bad_Name", "gpu": "T4", "maxSize": 1}]},
          "gpupool:pools[0].name: expected a lowercase name of 2-32 characters"),
         ({"gpupool:pools": [{"name": "p", "gpu": "T4", "maxSize": 1}]},

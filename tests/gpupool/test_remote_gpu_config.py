@@ -50,6 +50,22 @@ def test_a_stack_without_tiers_is_unchanged() -> None:
     assert config.remote_gpu == [] and resolve_tiers(config) == {}
 
 
+def test_a_stack_of_tiers_alone_needs_no_plain_pool() -> None:
+    """A team's CPU services and their proxies (new-stack's remote-gpu-client template)."""
+    flat = stack(tier())
+    flat["gpupool:pools"] = []
+    config, resolved = parse_flat_config(flat, "s.yaml")
+    assert config.pools == [] and resolved == {}
+    assert resolve_tiers(config)["bert"].proxy.instance_type == "g4dn.xlarge"
+
+
+def test_a_stack_with_nothing_to_run_is_refused() -> None:
+    flat = stack()
+    flat["gpupool:pools"] = []
+    assert problems(flat) == ["s.yaml: gpupool:pools: expected at least one pool (or a remoteGpu "
+                              "tier or kubernetes pool), got none"]
+
+
 @pytest.mark.parametrize(("gpu", "arch", "min_gbps", "proxy", "why"), [
     ("T4", "x86_64", 4, "g4dn.xlarge", "smallest size for T4"),
     ("T4", "x86_64", 8, "g4dn.2xlarge", "bandwidth, not GPU: g4dn.xlarge's baseline 5 Gbps"),

@@ -18,5 +18,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
     (tmp_path / "stacks").mkdir()
     shutil.copy(GOLDEN / "teams.yaml", tmp_path / "stacks" / "teams.yaml")
+    # the remote-GPU tier's budget profile, where the golden stack (and the kit's) names it
+    shutil.copytree(ROOT / "stacks" / "profiles", tmp_path / "stacks" / "profiles")
     monkeypatch.chdir(tmp_path)
     return tmp_path

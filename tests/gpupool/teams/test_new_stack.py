@@ -31,6 +31,9 @@ CASES = [
      ["research", "staging", "--template", "batch-training", "--model-config", TINY]),
     ("Pulumi.research-dev.yaml", ["research", "dev", "--template", "notebook"]),
     ("Pulumi.vision-dev.yaml", ["vision", "dev", "--template", "notebook", "--arch", "arm64"]),
+    ("Pulumi.speech-staging.yaml",
+     ["speech", "staging", "--template", "remote-gpu-client", "--model-config", TINY,
+      "--profile", "stacks/profiles/llm-decode.yaml"]),
 ]
 
 
@@ -41,7 +44,6 @@ def new_stack(*args: str) -> tuple[int, str, str]:
 
 def test_every_bundled_template_has_a_golden_case() -> None:
     used = {args[args.index("--template") + 1] for _, args in CASES}
-    # remote-gpu-client joins when the proxy-tier stack key lands (docs/self-service.md)
     assert used == set(bundled_names())
 
 
@@ -76,6 +78,46 @@ def test_goldens_say_what_they_chose() -> None:
     vision = yaml.safe_load((GOLDEN / "Pulumi.vision-dev.yaml").read_text())["config"]
     assert vision["gpupool:pools"][0]["gpu"] == "T4g"
     assert vision["gpupool:pools"][0]["arch"] == "arm64"
+
+
+def test_remote_gpu_client_is_a_proxy_tier_sized_for_its_budget() -> None:
+    text = (GOLDEN / "Pulumi.speech-staging.yaml").read_text()
+    doc = yaml.safe_load(text)["config"]
+    assert doc["gpupool:pools"] == []  # the team's services are the CPU clients: no plain pool
+    tier = doc["gpupool:remoteGpu"][0]
+    assert tier["gpu"] == "T4" and tier["maxSize"] == 2  # TinyLlama fits a T4; the template's 2
+    assert tier["budget"] == {"profile": "stacks/profiles/llm-decode.yaml"}
+    assert tier["port"] == 18515 and tier["clients"]["instanceType"] == "c7i.xlarge"
+    # llm-decode needs 6.4 Gbps per flow, above g4dn.xlarge's 5 Gbps baseline
+    assert "# Proxies: g4dn.2xlarge (not g4dn.xlarge: one flow needs 6.4 Gbps)" in text
+    assert "up to 2 x T4 (2 x g4dn.2xlarge), $1.50/h, $1,097.92/month" in text
+
+
+def test_remote_gpu_client_counts_its_proxies_against_the_quota(project: Path) -> None:
+    code, out, err = new_stack("speech", "staging", "--template", "remote-gpu-client",
+                               "--profile", "stacks/profiles/embeddings.yaml", "--max-gpus", "3")
+    assert code == 0, err
+    assert "remote-GPU tier 'remote-gpu', up to 3 x T4 on g4dn.xlarge" in out
+    assert "speech in staging: 3 of 4 GPUs" in out
+    err = refused(project, "speech", "staging", "--template", "notebook", "--max-gpus", "2",
+                  "--output", "stacks/Pulumi.z.yaml")
+    assert "its other stacks hold 3 (speech-staging/remote-gpu 3 x T4)" in err
+
+
+def test_remote_gpu_client_profile_refusals(project: Path) -> None:
+    err = refused(project, "speech", "staging", "--template", "remote-gpu-client")
+    assert "template remote-gpu-client: give --profile FILE" in err
+    err = refused(project, "speech", "staging", "--template", "remote-gpu-client", "--profile",
+                  "nope.yaml")
+    assert "--profile nope.yaml: expected a remoting profile file" in err
+    err = refused(project, "speech", "staging", "--template", "notebook", "--profile",
+                  "stacks/profiles/embeddings.yaml")
+    assert "--profile: only for a template with a remote-GPU tier" in err
+    bad = project / "stacks" / "profiles" / "bad.yaml"
+    bad.write_text("name: bad\nlocal_time_s: -1\n")
+    err = refused(project, "speech", "staging", "--template", "remote-gpu-client", "--profile",
+                  str(bad))
+    assert "bad.yaml" in err
 
 
 def test_stdout_output_writes_no_file(project: Path) -> None:
