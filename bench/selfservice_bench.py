@@ -43,6 +43,9 @@ def commands() -> list[tuple[str, list[str]]]:
         ("gpupool new-stack research dev --template inference-service --model-config llama-2-7b",
          [gp, "new-stack", "research", "dev", "--template", "inference-service",
           "--model-config", LLAMA, "--output", "-"]),
+        ("gpupool new-stack research staging --template remote-gpu-client",
+         [gp, "new-stack", "research", "staging", "--template", "remote-gpu-client",
+          "--profile", "stacks/profiles/embeddings.yaml", "--output", "-"]),
         ("gpupool new-stack research dev --template notebook",
          [gp, "new-stack", "research", "dev", "--template", "notebook", "--output", "-"]),
         # reference: new-stack validates the stack it writes and reads every stack file
