@@ -20,7 +20,8 @@ from typing import Any, Final
 AUTONAME_SUFFIX: Final = 8
 
 _EC2_TEXT: Final = r"[a-zA-Z0-9 ._\-:/()#,@\[\]+=&;{}!$*]*"
-_XML_STRING: Final = "[\u0020-\ud7ff\ue000-\ufffd\r\n\t]*"  # AWS's XmlString (BMP part)
+# AWS's XmlString: tab, newlines and every character from U+0020 but surrogates, U+FFFE, U+FFFF
+_XML_STRING: Final = "[\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff\r\n\t]*"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,8 @@ def _iam_tag_chars(value: str) -> bool:
 EC2: Final = "https://docs.aws.amazon.com/AWSEC2/latest/APIReference"
 IAM: Final = "https://docs.aws.amazon.com/IAM/latest/APIReference"
 ASG: Final = "https://docs.aws.amazon.com/autoscaling/ec2/APIReference"
+CLOUD_MAP: Final = "https://docs.aws.amazon.com/cloud-map/latest/api"
+CLOUDWATCH: Final = "https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference"
 
 SG_NAME: Final = Limit("security group name", 1, 255, _EC2_TEXT,
                        f"{EC2}/API_CreateSecurityGroup.html (GroupName)")
@@ -92,7 +95,38 @@ IAM_TAG_KEY: Final = Limit("IAM tag key", 1, 128, None, f"{IAM}/API_Tag.html (Ke
 IAM_TAG_VALUE: Final = Limit("IAM tag value", 0, 256, None, f"{IAM}/API_Tag.html (Value)",
                              check=_iam_tag_chars)
 
+PLACEMENT_GROUP_NAME: Final = Limit("placement group name", 1, 255, r"[\x00-\x7f]+",
+                                    f"{EC2}/API_CreatePlacementGroup.html (GroupName: up to 255 "
+                                    "ASCII characters)")
+LIFECYCLE_HOOK_NAME: Final = Limit("lifecycle hook name", 1, 255, r"[A-Za-z0-9\-_\/]+",
+                                   f"{ASG}/API_LifecycleHookSpecification.html "
+                                   "(LifecycleHookName)")
+NAMESPACE_NAME: Final = Limit("Cloud Map private DNS namespace name", 1, 253,
+                              r"(?!arn:)[!-~]{1,253}",
+                              f"{CLOUD_MAP}/API_CreatePrivateDnsNamespace.html (Name)")
+SERVICE_NAME: Final = Limit(
+    "Cloud Map service name", 1, 127,
+    r"((?=^.{1,127}$)^([a-zA-Z0-9_][a-zA-Z0-9-_]{0,61}[a-zA-Z0-9_]|[a-zA-Z0-9])"
+    r"(\.([a-zA-Z0-9_][a-zA-Z0-9-_]{0,61}[a-zA-Z0-9_]|[a-zA-Z0-9]))*$)|(^\.$)",
+    f"{CLOUD_MAP}/API_CreateService.html (Name)")
+CLOUD_MAP_DESCRIPTION: Final = Limit("Cloud Map description", 0, 1024, None,
+                                     f"{CLOUD_MAP}/API_CreateService.html (Description)")
+CLOUD_MAP_TAG_KEY: Final = Limit("Cloud Map tag key", 1, 128, None, f"{CLOUD_MAP}/API_Tag.html")
+CLOUD_MAP_TAG_VALUE: Final = Limit("Cloud Map tag value", 0, 256, None,
+                                   f"{CLOUD_MAP}/API_Tag.html")
+# the metric a target-tracking policy follows (Auto Scaling reads it from CloudWatch)
+METRIC_NAME: Final = Limit("CloudWatch metric name", 1, 255, None,
+                           f"{CLOUDWATCH}/API_MetricDatum.html (MetricName)")
+METRIC_NAMESPACE: Final = Limit("CloudWatch namespace", 1, 255, "[^:].*",
+                                f"{CLOUDWATCH}/API_PutMetricData.html (Namespace)")
+DIMENSION_NAME: Final = Limit("CloudWatch dimension name", 1, 255, None,
+                              f"{CLOUDWATCH}/API_Dimension.html (Name)")
+DIMENSION_VALUE: Final = Limit("CloudWatch dimension value", 1, 1024, None,
+                               f"{CLOUDWATCH}/API_Dimension.html (Value)")
+
 _IAM_TYPES: Final = ("aws:iam/role:Role", "aws:iam/instanceProfile:InstanceProfile")
+_CLOUD_MAP_TYPES: Final = ("aws:servicediscovery/privateDnsNamespace:PrivateDnsNamespace",
+                           "aws:servicediscovery/service:Service")
 
 # Resource type → (its name's limit, {input key: limit}) for the values the program sets.
 NAMES: Final[Mapping[str, Limit]] = {
@@ -103,6 +137,9 @@ NAMES: Final[Mapping[str, Limit]] = {
     "aws:iam/role:Role": ROLE_NAME,
     "aws:iam/instanceProfile:InstanceProfile": PROFILE_NAME,
     "aws:iam/rolePolicy:RolePolicy": ROLE_POLICY_NAME,
+    "aws:ec2/placementGroup:PlacementGroup": PLACEMENT_GROUP_NAME,
+    "aws:servicediscovery/privateDnsNamespace:PrivateDnsNamespace": NAMESPACE_NAME,
+    "aws:servicediscovery/service:Service": SERVICE_NAME,
 }
 DESCRIPTIONS: Final[Mapping[str, Limit]] = {
     "aws:ec2/securityGroup:SecurityGroup": SG_DESCRIPTION,
@@ -111,7 +148,47 @@ DESCRIPTIONS: Final[Mapping[str, Limit]] = {
     "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": SG_RULE_DESCRIPTION,
     "aws:ec2/launchTemplate:LaunchTemplate": LT_DESCRIPTION,
     "aws:iam/role:Role": ROLE_DESCRIPTION,
+    "aws:servicediscovery/privateDnsNamespace:PrivateDnsNamespace": CLOUD_MAP_DESCRIPTION,
+    "aws:servicediscovery/service:Service": CLOUD_MAP_DESCRIPTION,
 }
+_METRIC: Final = "targetTrackingConfiguration.customizedMetricSpecification"
+# Values nested in a resource's inputs, by path (``[]``: every item of a list).
+NESTED: Final[Mapping[str, Mapping[str, Limit]]] = {
+    "aws:autoscaling/group:Group": {"initialLifecycleHooks[].name": LIFECYCLE_HOOK_NAME},
+    "aws:autoscaling/policy:Policy": {
+        f"{_METRIC}.metricName": METRIC_NAME,
+        f"{_METRIC}.namespace": METRIC_NAMESPACE,
+        f"{_METRIC}.metricDimensions[].name": DIMENSION_NAME,
+        f"{_METRIC}.metricDimensions[].value": DIMENSION_VALUE,
+    },
+}
+TAG_PATHS: Final = ("tags", "tagSpecifications[].tags")
+
+
+def checked_paths(type_: str) -> frozenset[str]:
+    """The input paths :func:`resource_problems` holds against a limit for ``type_``."""
+    paths = set(TAG_PATHS) | set(NESTED.get(type_, {}))
+    if type_ in NAMES:
+        paths |= {"name", "namePrefix"}
+    if type_ in DESCRIPTIONS:
+        paths.add("description")
+    return frozenset(paths)
+
+
+def values_at(inputs: Any, path: str) -> Iterator[Any]:
+    """Every value at ``path`` (dotted keys; ``key[]`` walks each item of a list)."""
+    if not path:
+        yield inputs
+        return
+    head, _, rest = path.partition(".")
+    each = head.endswith("[]")
+    key = head.removesuffix("[]")
+    if not isinstance(inputs, Mapping) or key not in inputs:
+        return
+    value = inputs[key]
+    items = (value if isinstance(value, list) else []) if each else [value]
+    for item in items:
+        yield from values_at(item, rest)
 
 
 def physical_name(type_: str, logical: str, inputs: Mapping[str, Any]) -> str | None:
@@ -135,13 +212,19 @@ def resource_problems(type_: str, logical: str, inputs: Mapping[str, Any]) -> It
     description = inputs.get("description")
     if isinstance(description, str) and type_ in DESCRIPTIONS:
         yield from DESCRIPTIONS[type_].problems(description)
+    for path, limit in NESTED.get(type_, {}).items():
+        for value in values_at(inputs, path):
+            if isinstance(value, str):
+                yield from limit.problems(value)
     yield from tag_problems(type_, inputs)
 
 
 def tag_problems(type_: str, inputs: Mapping[str, Any]) -> Iterator[str]:
-    """Tags by the rules of the service that stores them (EC2, IAM, Auto Scaling)."""
+    """Tags by the rules of the service that stores them (EC2, IAM, Cloud Map, Auto Scaling;
+    an Auto Scaling tag propagated at launch becomes an EC2 tag too)."""
     key_limit, value_limit = ((IAM_TAG_KEY, IAM_TAG_VALUE) if type_ in _IAM_TYPES
-                              else (EC2_TAG_KEY, EC2_TAG_VALUE))
+                              else (CLOUD_MAP_TAG_KEY, CLOUD_MAP_TAG_VALUE)
+                              if type_ in _CLOUD_MAP_TYPES else (EC2_TAG_KEY, EC2_TAG_VALUE))
     maps: list[Mapping[str, Any]] = []
     if isinstance(inputs.get("tags"), Mapping):
         maps.append(inputs["tags"])
@@ -154,8 +237,10 @@ def tag_problems(type_: str, inputs: Mapping[str, Any]) -> Iterator[str]:
     if type_ == "aws:autoscaling/group:Group":
         for tag in inputs.get("tags") or []:
             if isinstance(tag, Mapping):
-                yield from _tag(str(tag.get("key", "")), tag.get("value", ""),
-                                ASG_TAG_KEY, ASG_TAG_VALUE)
+                key, value = str(tag.get("key", "")), tag.get("value", "")
+                yield from _tag(key, value, ASG_TAG_KEY, ASG_TAG_VALUE)
+                if tag.get("propagateAtLaunch"):
+                    yield from _tag(key, value, EC2_TAG_KEY, EC2_TAG_VALUE)
 
 
 def _tag(key: str, value: Any, key_limit: Limit, value_limit: Limit) -> Iterator[str]:

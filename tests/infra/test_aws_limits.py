@@ -13,6 +13,14 @@ constraints, with the API reference that states each one, are in ``infra/aws/lim
 - IAM role and instance profile names, role description, IAM tags: IAM API_CreateRole,
   API_CreateInstanceProfile, API_Tag (role name 1-64 of [\\w+=,.@-]; tags: letters, separators,
   numbers and _.:/=+-@)
+- placement group name (EC2 API_CreatePlacementGroup), lifecycle hook name (Auto Scaling
+  API_LifecycleHookSpecification), Cloud Map namespace and service names, descriptions and tags
+  (API_CreatePrivateDnsNamespace, API_CreateService, API_Tag), the target-tracking metric's
+  namespace, name and dimensions (CloudWatch API_PutMetricData, API_Dimension)
+
+Where the AWS SDK's service models (botocore, installed with boto3) record a constraint, the
+table is held against them too; completeness is held by walking every input of every AWS
+resource of the offline plans for keys that name, describe or tag.
 """
 
 from __future__ import annotations
@@ -52,6 +60,13 @@ WORST_CASE_STACK = """\
           maxSize: 3
           team: "t_ .:/=+-@"
           costCenter: "c_ .:/=+-@"
+      gpupool:remoteGpu:
+        - name: r0123456789abcdefghijklmnopqrst9
+          gpu: T4
+          maxSize: 2
+          port: 18515
+          budget: {minGbps: 1, maxRttUs: 500}
+          clients: {instanceType: c7i.xlarge, maxSize: 2}
 """
 
 
@@ -154,3 +169,183 @@ def test_pool_team_with_a_character_iam_refuses_is_a_config_error(
     with pytest.raises(InputError) as e:
         load_stack(str(write_stack("t", text)))
     assert any("pools[0].team: expected a tag value" in line for line in e.value.problems)
+
+
+# --------------------------------------------------------------------------- completeness
+
+# Keys that name, describe or tag (``name``, ``…Name``, ``description``, ``…Description``,
+# ``tags``) whose value is not the program's to constrain: another resource's name or id (held
+# where that resource is declared), or a value AWS itself defines.
+NOT_OURS: dict[tuple[str, str], str] = {
+    ("aws:autoscaling/policy:Policy", "autoscalingGroupName"): "the group's name",
+    ("aws:ec2/launchTemplate:LaunchTemplate", "placement.groupName"): "the placement group's",
+    ("aws:ec2/launchTemplate:LaunchTemplate", "blockDeviceMappings[].deviceName"):
+        "read from the image (aws.ec2.get_ami)",
+    ("aws:ec2/vpcEndpoint:VpcEndpoint", "serviceName"): "AWS's endpoint service name",
+    ("aws:servicediscovery/service:Service", "namespaceId"): "the namespace's id",
+    ("aws:servicediscovery/service:Service", "dnsConfig.namespaceId"): "the namespace's id",
+}
+
+
+def _names_a_thing(key: str) -> bool:
+    return key in ("name", "description", "tags") or key.endswith(("Name", "Description"))
+
+
+def emitted_paths(inputs: Any, path: str = "") -> set[str]:
+    """Input paths whose key names, describes or tags something (``[]``: a list's items)."""
+    out: set[str] = set()
+    if isinstance(inputs, dict):
+        for key, value in inputs.items():
+            here = f"{path}.{key}" if path else key
+            if _names_a_thing(key):
+                out.add(here)
+                if key == "tags":
+                    continue
+            out |= emitted_paths(value, here)
+    elif isinstance(inputs, list):
+        for item in inputs:
+            out |= emitted_paths(item, f"{path}[]")
+    return out
+
+
+@pytest.fixture(scope="module")
+def every_plan(stack_plans: dict[str, Any], tmp_path_factory: pytest.TempPathFactory,
+               ) -> dict[str, OfflinePlan]:
+    folder = tmp_path_factory.mktemp("limits")
+    plans = {name: plan for name, (_, plan) in stack_plans.items()}
+    for name, text in (("edge", EXISTING_VPC_STACK), ("s-1", WORST_CASE_STACK)):
+        path = folder / f"Pulumi.{name}.yaml"
+        path.write_text(textwrap.dedent(text))
+        plans[name] = run_offline(load_stack(str(path)))
+    return plans
+
+
+def test_every_name_description_and_tag_emitted_is_held_against_a_limit(
+    every_plan: dict[str, OfflinePlan],
+) -> None:
+    """A new resource type, or a new named field, fails here until its limit is recorded."""
+    unchecked: set[tuple[str, str]] = set()
+    types: set[str] = set()
+    for plan in every_plan.values():
+        for r in plan.resources:
+            if not r.custom or not r.type.startswith("aws:"):
+                continue  # Kubernetes objects: held against their schemas (test_render.py)
+            types.add(r.type)
+            allowed = limits.checked_paths(r.type)
+            unchecked |= {(r.type, p) for p in emitted_paths(dict(r.inputs))
+                          if p not in allowed and (r.type, p) not in NOT_OURS}
+            if r.type in limits.NAMES:  # the name AWS sees is checked, given or autonamed
+                assert limits.physical_name(r.type, r.name, r.inputs)
+    assert unchecked == set()
+    assert {"aws:ec2/placementGroup:PlacementGroup",
+            "aws:servicediscovery/privateDnsNamespace:PrivateDnsNamespace",
+            "aws:servicediscovery/service:Service"} <= types  # the tiers are in the plans
+
+
+def test_worst_case_tier_names_are_at_the_limits(every_plan: dict[str, OfflinePlan]) -> None:
+    plan = every_plan["s-1"]
+    (namespace,) = plan.of_type("aws:servicediscovery/privateDnsNamespace:PrivateDnsNamespace")
+    assert namespace.inputs["name"] == "r0123456789abcdefghijklmnopqrst9.s-1.gpupool.internal"
+    (hooked,) = [g for g in plan.of_type("aws:autoscaling/group:Group")
+                 if g.inputs.get("initialLifecycleHooks")]
+    assert hooked.inputs["initialLifecycleHooks"][0]["name"] == "gpupool-deregister"
+
+
+@pytest.mark.parametrize(
+    ("type_", "inputs", "expected"),
+    [
+        ("aws:autoscaling/group:Group",
+         {"initialLifecycleHooks": [{"name": "deregister proxy"}]},
+         "lifecycle hook name 'deregister proxy' has characters AWS refuses"),
+        ("aws:servicediscovery/privateDnsNamespace:PrivateDnsNamespace",
+         {"name": "tier.stack.gpupool.internal ", "description": "d"},
+         "Cloud Map private DNS namespace name"),
+        ("aws:servicediscovery/service:Service", {"name": "-proxy"},
+         "Cloud Map service name '-proxy' has characters AWS refuses"),
+        ("aws:servicediscovery/service:Service", {"name": "proxy", "description": "d" * 1025},
+         "Cloud Map description must be 0-1024 characters"),
+        ("aws:servicediscovery/service:Service", {"name": "proxy", "tags": {"k" * 129: "v"}},
+         "Cloud Map tag key must be 1-128 characters"),
+        ("aws:autoscaling/policy:Policy", {"targetTrackingConfiguration": {
+            "customizedMetricSpecification": {"namespace": ":CWAgent", "metricName": "m",
+                                              "metricDimensions": [{"name": "n", "value": ""}]}}},
+         "CloudWatch namespace ':CWAgent' has characters AWS refuses"),
+        ("aws:autoscaling/policy:Policy", {"targetTrackingConfiguration": {
+            "customizedMetricSpecification": {"namespace": "CWAgent", "metricName": "m",
+                                              "metricDimensions": [{"name": "n", "value": ""}]}}},
+         "CloudWatch dimension value must be 1-1024 characters"),
+        ("aws:autoscaling/group:Group",
+         {"tags": [{"key": "k" * 128, "value": "v", "propagateAtLaunch": True}]},
+         "EC2 tag key must be 1-127 characters"),
+        ("aws:ec2/placementGroup:PlacementGroup", {"name": "grupo-de-colocación"},
+         "placement group name 'grupo-de-colocación' has characters AWS refuses"),
+    ],
+)
+def test_nested_and_tier_values_aws_refuses(type_: str, inputs: dict[str, Any],
+                                            expected: str) -> None:
+    found = list(limits.resource_problems(type_, "x", inputs))
+    assert any(expected in p for p in found), found
+
+
+# --------------------------------------------------------------------------- the SDK's models
+
+# (limit, botocore service, shape): AWS's own service models, as the SDKs are generated from.
+# EC2's security group texts and launch template names, and CloudWatch's metric name, are
+# documented in the API reference only (the EC2 model records no constraint for them).
+MODELLED: list[tuple[limits.Limit, str, str]] = [
+    (limits.LT_DESCRIPTION, "ec2", "VersionDescription"),
+    (limits.ASG_NAME, "autoscaling", "XmlStringMaxLen255"),
+    (limits.ASG_POLICY_NAME, "autoscaling", "XmlStringMaxLen255"),
+    (limits.ASG_TAG_KEY, "autoscaling", "TagKey"),
+    (limits.ASG_TAG_VALUE, "autoscaling", "TagValue"),
+    (limits.LIFECYCLE_HOOK_NAME, "autoscaling", "AsciiStringMaxLen255"),
+    (limits.ROLE_NAME, "iam", "roleNameType"),
+    (limits.ROLE_DESCRIPTION, "iam", "roleDescriptionType"),
+    (limits.ROLE_POLICY_NAME, "iam", "policyNameType"),
+    (limits.PROFILE_NAME, "iam", "instanceProfileNameType"),
+    (limits.IAM_TAG_KEY, "iam", "tagKeyType"),
+    (limits.IAM_TAG_VALUE, "iam", "tagValueType"),
+    (limits.NAMESPACE_NAME, "servicediscovery", "NamespaceNamePrivate"),
+    (limits.SERVICE_NAME, "servicediscovery", "ServiceName"),
+    (limits.CLOUD_MAP_DESCRIPTION, "servicediscovery", "ResourceDescription"),
+    (limits.CLOUD_MAP_TAG_KEY, "servicediscovery", "TagKey"),
+    (limits.CLOUD_MAP_TAG_VALUE, "servicediscovery", "TagValue"),
+    (limits.METRIC_NAME, "cloudwatch", "MetricName"),
+    (limits.METRIC_NAMESPACE, "cloudwatch", "Namespace"),
+    (limits.DIMENSION_NAME, "cloudwatch", "DimensionName"),
+    (limits.DIMENSION_VALUE, "cloudwatch", "DimensionValue"),
+]
+
+# characters that tell character sets apart: ASCII, Latin-1, other scripts, separators,
+# symbols, the edges of XmlString, a character beyond the BMP
+_PROBES = [chr(c) for c in range(0x7f)] + list("\u00a0\u00a1\u00e9\u00ff\u0100ñ€ß中\u2028"
+                                                 "\u3000\ud7ff\ue000\ufffd\ufffe") + ["\U0001f600"]
+
+
+def _python_pattern(java: str) -> str | None:
+    """A model's (Java) pattern for ``re``: supplementary planes as Python spells them;
+    None when it uses Unicode properties ``re`` lacks."""
+    if "\\p{" in java:
+        return None
+    return java.replace("\\uD800\\uDC00-\\uDBFF\\uDFFF", "\\U00010000-\\U0010FFFF")
+
+
+@pytest.mark.parametrize(("limit", "service", "shape"), MODELLED,
+                         ids=[f"{s}.{n}" for _, s, n in MODELLED])
+def test_limits_agree_with_the_aws_sdk_service_models(limit: limits.Limit, service: str,
+                                                      shape: str) -> None:
+    import re
+
+    import botocore.session
+
+    model = botocore.session.get_session().get_service_model(service).shape_for(shape).metadata
+    assert "max" in model or "pattern" in model  # a constraint to agree with
+    assert limit.max_len == model.get("max", limit.max_len)
+    assert limit.min_len == model.get("min", limit.min_len)
+    pattern = _python_pattern(model.get("pattern", ""))
+    if not pattern:
+        return  # IAM's tag characters: Unicode properties, held by the tests of _iam_tag_chars
+    for probe in [*_PROBES, *(p * 2 for p in _PROBES), "arn:x", "a.b", "a" * 64]:
+        if limit.min_len <= len(probe) <= limit.max_len:
+            theirs = re.fullmatch(pattern, probe) is not None
+            assert (limit.problems(probe) == []) == theirs, (limit.what, probe, pattern)
