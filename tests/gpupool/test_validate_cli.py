@@ -124,3 +124,31 @@ def test_volta_is_refused_with_the_reason(gpu: str, tmp_path: Path) -> None:
     assert "gpupool:pools[0].gpu: expected a Turing or newer NVIDIA GPU" in line
     assert "V100 (Volta)" in line and "open kernel modules" in line
     assert "Traceback" not in proc.stderr
+
+
+def test_a_remote_gpu_tier_of_volta_is_refused_too(tmp_path: Path) -> None:
+    """The proxies boot the same OSS-driver image as the pools (item 18)."""
+    from gpupool.config import load_stack
+    from gpupool.errors import InputError
+
+    stack = tmp_path / "Pulumi.v.yaml"
+    stack.write_text(textwrap.dedent("""\
+        config:
+          gpupool:environment: dev
+          gpupool:team: ml
+          gpupool:costCenter: cc-1
+          gpupool:network: {createVpc: true}
+          gpupool:pools:
+            - {name: t4, gpu: T4, maxSize: 2}
+          gpupool:remoteGpu:
+            - name: volta
+              gpu: V100
+              maxSize: 2
+              port: 18515
+              budget: {minGbps: 1, maxRttUs: 500}
+        """))
+    with pytest.raises(InputError) as e:
+        load_stack(str(stack))
+    (line,) = e.value.problems
+    assert "gpupool:remoteGpu[0].gpu: expected a Turing or newer NVIDIA GPU" in line
+    assert "V100 (Volta)" in line
