@@ -61,6 +61,7 @@ IAM: Final = "https://docs.aws.amazon.com/IAM/latest/APIReference"
 ASG: Final = "https://docs.aws.amazon.com/autoscaling/ec2/APIReference"
 CLOUD_MAP: Final = "https://docs.aws.amazon.com/cloud-map/latest/api"
 CLOUDWATCH: Final = "https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference"
+SNS: Final = "https://docs.aws.amazon.com/sns/latest/api"
 
 SG_NAME: Final = Limit("security group name", 1, 255, _EC2_TEXT,
                        f"{EC2}/API_CreateSecurityGroup.html (GroupName)")
@@ -123,10 +124,28 @@ DIMENSION_NAME: Final = Limit("CloudWatch dimension name", 1, 255, None,
                               f"{CLOUDWATCH}/API_Dimension.html (Name)")
 DIMENSION_VALUE: Final = Limit("CloudWatch dimension value", 1, 1024, None,
                                f"{CLOUDWATCH}/API_Dimension.html (Value)")
+ALARM_NAME: Final = Limit("CloudWatch alarm name", 1, 255, None,
+                          f"{CLOUDWATCH}/API_PutMetricAlarm.html (AlarmName)")
+ALARM_DESCRIPTION: Final = Limit("CloudWatch alarm description", 0, 1024, None,
+                                 f"{CLOUDWATCH}/API_PutMetricAlarm.html (AlarmDescription)")
+DASHBOARD_NAME: Final = Limit("CloudWatch dashboard name", 1, 255, r"[A-Za-z0-9_\-]+",
+                              f"{CLOUDWATCH}/API_PutDashboard.html (DashboardName)")
+CLOUDWATCH_TAG_KEY: Final = Limit("CloudWatch tag key", 1, 128, None,
+                                  f"{CLOUDWATCH}/API_Tag.html (Key)")
+CLOUDWATCH_TAG_VALUE: Final = Limit("CloudWatch tag value", 0, 256, None,
+                                    f"{CLOUDWATCH}/API_Tag.html (Value)")
+SNS_TOPIC_NAME: Final = Limit("SNS topic name", 1, 256, r"[A-Za-z0-9_\-]+",
+                              f"{SNS}/API_CreateTopic.html (Name, a standard topic)")
+SNS_TAG_KEY: Final = Limit("SNS tag key", 1, 128, None, f"{SNS}/API_Tag.html (Key)")
+SNS_TAG_VALUE: Final = Limit("SNS tag value", 0, 256, None, f"{SNS}/API_Tag.html (Value)")
 
-_IAM_TYPES: Final = ("aws:iam/role:Role", "aws:iam/instanceProfile:InstanceProfile")
-_CLOUD_MAP_TYPES: Final = ("aws:servicediscovery/privateDnsNamespace:PrivateDnsNamespace",
-                           "aws:servicediscovery/service:Service")
+# Tags by the service that stores them (type prefix → key and value limits); EC2's otherwise.
+_TAG_LIMITS: Final[Mapping[str, tuple[Limit, Limit]]] = {
+    "aws:iam/": (IAM_TAG_KEY, IAM_TAG_VALUE),
+    "aws:servicediscovery/": (CLOUD_MAP_TAG_KEY, CLOUD_MAP_TAG_VALUE),
+    "aws:cloudwatch/": (CLOUDWATCH_TAG_KEY, CLOUDWATCH_TAG_VALUE),
+    "aws:sns/": (SNS_TAG_KEY, SNS_TAG_VALUE),
+}
 
 # Resource type → (its name's limit, {input key: limit}) for the values the program sets.
 NAMES: Final[Mapping[str, Limit]] = {
@@ -140,7 +159,12 @@ NAMES: Final[Mapping[str, Limit]] = {
     "aws:ec2/placementGroup:PlacementGroup": PLACEMENT_GROUP_NAME,
     "aws:servicediscovery/privateDnsNamespace:PrivateDnsNamespace": NAMESPACE_NAME,
     "aws:servicediscovery/service:Service": SERVICE_NAME,
+    "aws:cloudwatch/metricAlarm:MetricAlarm": ALARM_NAME,
+    "aws:cloudwatch/dashboard:Dashboard": DASHBOARD_NAME,
+    "aws:sns/topic:Topic": SNS_TOPIC_NAME,
 }
+# The input holding the name where it is not ``name`` (no autoname: the name is required).
+NAME_KEYS: Final[Mapping[str, str]] = {"aws:cloudwatch/dashboard:Dashboard": "dashboardName"}
 DESCRIPTIONS: Final[Mapping[str, Limit]] = {
     "aws:ec2/securityGroup:SecurityGroup": SG_DESCRIPTION,
     "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup": SG_DESCRIPTION,
@@ -150,7 +174,10 @@ DESCRIPTIONS: Final[Mapping[str, Limit]] = {
     "aws:iam/role:Role": ROLE_DESCRIPTION,
     "aws:servicediscovery/privateDnsNamespace:PrivateDnsNamespace": CLOUD_MAP_DESCRIPTION,
     "aws:servicediscovery/service:Service": CLOUD_MAP_DESCRIPTION,
+    "aws:cloudwatch/metricAlarm:MetricAlarm": ALARM_DESCRIPTION,
 }
+DESCRIPTION_KEYS: Final[Mapping[str, str]] = {
+    "aws:cloudwatch/metricAlarm:MetricAlarm": "alarmDescription"}
 _METRIC: Final = "targetTrackingConfiguration.customizedMetricSpecification"
 # Values nested in a resource's inputs, by path (``[]``: every item of a list).
 NESTED: Final[Mapping[str, Mapping[str, Limit]]] = {
@@ -161,17 +188,23 @@ NESTED: Final[Mapping[str, Mapping[str, Limit]]] = {
         f"{_METRIC}.metricDimensions[].name": DIMENSION_NAME,
         f"{_METRIC}.metricDimensions[].value": DIMENSION_VALUE,
     },
+    "aws:cloudwatch/metricAlarm:MetricAlarm": {
+        "metricName": METRIC_NAME,
+        "namespace": METRIC_NAMESPACE,
+        "dimensions{}": DIMENSION_NAME,  # ``{}``: a map's keys, its values by DIMENSION_VALUE
+        "dimensions": DIMENSION_VALUE,
+    },
 }
 TAG_PATHS: Final = ("tags", "tagSpecifications[].tags")
 
 
 def checked_paths(type_: str) -> frozenset[str]:
     """The input paths :func:`resource_problems` holds against a limit for ``type_``."""
-    paths = set(TAG_PATHS) | set(NESTED.get(type_, {}))
+    paths = set(TAG_PATHS) | {p.removesuffix("{}") for p in NESTED.get(type_, {})}
     if type_ in NAMES:
-        paths |= {"name", "namePrefix"}
+        paths |= {NAME_KEYS.get(type_, "name"), "namePrefix"}
     if type_ in DESCRIPTIONS:
-        paths.add("description")
+        paths.add(DESCRIPTION_KEYS.get(type_, "description"))
     return frozenset(paths)
 
 
@@ -196,7 +229,7 @@ def physical_name(type_: str, logical: str, inputs: Mapping[str, Any]) -> str | 
     name (its 7 random characters stood for by ``0``: only length and characters matter)."""
     if type_ not in NAMES:
         return None
-    explicit = inputs.get("name")
+    explicit = inputs.get(NAME_KEYS.get(type_, "name"))
     if isinstance(explicit, str):
         return explicit
     prefix = inputs.get("namePrefix")
@@ -209,22 +242,26 @@ def resource_problems(type_: str, logical: str, inputs: Mapping[str, Any]) -> It
     name = physical_name(type_, logical, inputs)
     if name is not None:
         yield from NAMES[type_].problems(name)
-    description = inputs.get("description")
+    description = inputs.get(DESCRIPTION_KEYS.get(type_, "description"))
     if isinstance(description, str) and type_ in DESCRIPTIONS:
         yield from DESCRIPTIONS[type_].problems(description)
     for path, limit in NESTED.get(type_, {}).items():
-        for value in values_at(inputs, path):
-            if isinstance(value, str):
-                yield from limit.problems(value)
+        keys = path.endswith("{}")
+        for value in values_at(inputs, path.removesuffix("{}")):
+            texts = list(value) if keys and isinstance(value, Mapping) else (
+                list(value.values()) if isinstance(value, Mapping) else [value])
+            for text in texts:
+                if isinstance(text, str):
+                    yield from limit.problems(text)
     yield from tag_problems(type_, inputs)
 
 
 def tag_problems(type_: str, inputs: Mapping[str, Any]) -> Iterator[str]:
-    """Tags by the rules of the service that stores them (EC2, IAM, Cloud Map, Auto Scaling;
-    an Auto Scaling tag propagated at launch becomes an EC2 tag too)."""
-    key_limit, value_limit = ((IAM_TAG_KEY, IAM_TAG_VALUE) if type_ in _IAM_TYPES
-                              else (CLOUD_MAP_TAG_KEY, CLOUD_MAP_TAG_VALUE)
-                              if type_ in _CLOUD_MAP_TYPES else (EC2_TAG_KEY, EC2_TAG_VALUE))
+    """Tags by the rules of the service that stores them (EC2, IAM, Cloud Map, CloudWatch, SNS,
+    Auto Scaling; an Auto Scaling tag propagated at launch becomes an EC2 tag too)."""
+    key_limit, value_limit = next(
+        (limits for prefix, limits in _TAG_LIMITS.items() if type_.startswith(prefix)),
+        (EC2_TAG_KEY, EC2_TAG_VALUE))
     maps: list[Mapping[str, Any]] = []
     if isinstance(inputs.get("tags"), Mapping):
         maps.append(inputs["tags"])

@@ -16,7 +16,9 @@ constraints, with the API reference that states each one, are in ``infra/aws/lim
 - placement group name (EC2 API_CreatePlacementGroup), lifecycle hook name (Auto Scaling
   API_LifecycleHookSpecification), Cloud Map namespace and service names, descriptions and tags
   (API_CreatePrivateDnsNamespace, API_CreateService, API_Tag), the target-tracking metric's
-  namespace, name and dimensions (CloudWatch API_PutMetricData, API_Dimension)
+  namespace, name and dimensions (CloudWatch API_PutMetricData, API_Dimension), the monitoring's
+  alarm name and description, dashboard name, SNS topic name and their tags (CloudWatch
+  API_PutMetricAlarm, API_PutDashboard, API_Tag; SNS API_CreateTopic, API_Tag)
 
 Where the AWS SDK's service models (botocore, installed with boto3) record a constraint, the
 table is held against them too; completeness is held by walking every input of every AWS
@@ -67,6 +69,7 @@ WORST_CASE_STACK = """\
           port: 18515
           budget: {minGbps: 1, maxRttUs: 500}
           clients: {instanceType: c7i.xlarge, maxSize: 2}
+      gpupool:monitoring: {createAlarmTopic: true}
 """
 
 
@@ -233,13 +236,39 @@ def test_every_name_description_and_tag_emitted_is_held_against_a_limit(
             types.add(r.type)
             allowed = limits.checked_paths(r.type)
             unchecked |= {(r.type, p) for p in emitted_paths(dict(r.inputs))
-                          if p not in allowed and (r.type, p) not in NOT_OURS}
+                          if not _covered(p, allowed) and (r.type, p) not in NOT_OURS}
             if r.type in limits.NAMES:  # the name AWS sees is checked, given or autonamed
                 assert limits.physical_name(r.type, r.name, r.inputs)
     assert unchecked == set()
-    assert {"aws:ec2/placementGroup:PlacementGroup",
+    assert {"aws:ec2/placementGroup:PlacementGroup",  # the tiers and monitoring are planned
             "aws:servicediscovery/privateDnsNamespace:PrivateDnsNamespace",
-            "aws:servicediscovery/service:Service"} <= types  # the tiers are in the plans
+            "aws:servicediscovery/service:Service", "aws:cloudwatch/metricAlarm:MetricAlarm",
+            "aws:cloudwatch/dashboard:Dashboard", "aws:sns/topic:Topic"} <= types
+
+
+def test_every_autonamed_type_has_its_name_checked(every_plan: dict[str, OfflinePlan]) -> None:
+    """An autonamed resource has no name among its inputs: Pulumi makes one from the logical
+    name. Every type whose args take ``name`` (pulumi-aws's typed args) is in the name table."""
+    import importlib
+    import inspect
+
+    missing = set()
+    for plan in every_plan.values():
+        for r in plan.resources:
+            if not r.custom or not r.type.startswith("aws:"):
+                continue
+            _, module, cls = r.type.split(":")
+            args = getattr(importlib.import_module(f"pulumi_aws.{module.split('/')[0]}"),
+                           f"{cls}Args")
+            takes = set(inspect.signature(args.__init__).parameters)
+            if {"name", "name_prefix"} & takes and r.type not in limits.NAMES:
+                missing.add(r.type)
+    assert missing == set()
+
+
+def _covered(path: str, checked: frozenset[str]) -> bool:
+    """Checked itself, or inside a checked map or list (a tag map, alarm dimensions)."""
+    return any(path == c or path.startswith((f"{c}.", f"{c}[]")) for c in checked)
 
 
 def test_worst_case_tier_names_are_at_the_limits(every_plan: dict[str, OfflinePlan]) -> None:
@@ -279,6 +308,17 @@ def test_worst_case_tier_names_are_at_the_limits(every_plan: dict[str, OfflinePl
          "EC2 tag key must be 1-127 characters"),
         ("aws:ec2/placementGroup:PlacementGroup", {"name": "grupo-de-colocación"},
          "placement group name 'grupo-de-colocación' has characters AWS refuses"),
+        ("aws:cloudwatch/dashboard:Dashboard", {"dashboardName": "gpupool.prod"},
+         "CloudWatch dashboard name 'gpupool.prod' has characters AWS refuses"),
+        ("aws:cloudwatch/metricAlarm:MetricAlarm",
+         {"alarmDescription": "d" * 1025, "dimensions": {"AutoScalingGroupName": ""}},
+         "CloudWatch alarm description must be 0-1024 characters"),
+        ("aws:cloudwatch/metricAlarm:MetricAlarm", {"dimensions": {"": "g"}},
+         "CloudWatch dimension name must be 1-255 characters"),
+        ("aws:cloudwatch/metricAlarm:MetricAlarm", {"dimensions": {"AutoScalingGroupName": ""}},
+         "CloudWatch dimension value must be 1-1024 characters"),
+        ("aws:sns/topic:Topic", {"name": "gpu.alerts"},
+         "SNS topic name 'gpu.alerts' has characters AWS refuses"),
     ],
 )
 def test_nested_and_tier_values_aws_refuses(type_: str, inputs: dict[str, Any],
@@ -290,8 +330,9 @@ def test_nested_and_tier_values_aws_refuses(type_: str, inputs: dict[str, Any],
 # --------------------------------------------------------------------------- the SDK's models
 
 # (limit, botocore service, shape): AWS's own service models, as the SDKs are generated from.
-# EC2's security group texts and launch template names, and CloudWatch's metric name, are
-# documented in the API reference only (the EC2 model records no constraint for them).
+# EC2's security group texts, launch template and placement group names, CloudWatch's dashboard
+# name and SNS's topic name are documented in the API reference only (their models record no
+# constraint).
 MODELLED: list[tuple[limits.Limit, str, str]] = [
     (limits.LT_DESCRIPTION, "ec2", "VersionDescription"),
     (limits.ASG_NAME, "autoscaling", "XmlStringMaxLen255"),
@@ -314,6 +355,12 @@ MODELLED: list[tuple[limits.Limit, str, str]] = [
     (limits.METRIC_NAMESPACE, "cloudwatch", "Namespace"),
     (limits.DIMENSION_NAME, "cloudwatch", "DimensionName"),
     (limits.DIMENSION_VALUE, "cloudwatch", "DimensionValue"),
+    (limits.ALARM_NAME, "cloudwatch", "AlarmName"),
+    (limits.ALARM_DESCRIPTION, "cloudwatch", "AlarmDescription"),
+    (limits.CLOUDWATCH_TAG_KEY, "cloudwatch", "TagKey"),
+    (limits.CLOUDWATCH_TAG_VALUE, "cloudwatch", "TagValue"),
+    (limits.SNS_TAG_KEY, "sns", "TagKey"),
+    (limits.SNS_TAG_VALUE, "sns", "TagValue"),
 ]
 
 # characters that tell character sets apart: ASCII, Latin-1, other scripts, separators,
