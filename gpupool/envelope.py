@@ -235,6 +235,14 @@ def excluded_costs(config: StackConfig) -> tuple[Excluded, ...]:
                         "depends on the workload"))
     out.append(Excluded("CloudWatch custom metrics and logs (GPU metrics per group)",
                         f"{len(config.pools)} group(s) x 6 GPU measurements"))
+    watch = config.monitoring  # gpupool:monitoring: a low-utilisation alarm per GPU group
+    alarms = (len(config.pools) + len(config.remote_gpu)
+              if watch.low_utilisation_alarm.enabled else 0)
+    boards = 1 if watch.dashboard and (config.pools or config.remote_gpu) else 0
+    if alarms or boards:
+        out.append(Excluded("CloudWatch alarms and dashboard (per alarm-month, per dashboard-"
+                            "month; gpupool:monitoring)",
+                            f"{alarms} alarm(s), {boards} dashboard(s)"))
     return tuple(out)
 
 

@@ -134,6 +134,8 @@ def test_envelope_states_what_it_leaves_out(tmp_path: Path) -> None:
     assert excluded["VPC interface endpoints (per endpoint-zone hour and per GB processed)"] == (
         "6 endpoints x 3 zones = 18 endpoint-zones")
     assert any(item.startswith("data transfer") for item in excluded)
+    assert excluded["CloudWatch alarms and dashboard (per alarm-month, per dashboard-month; "
+                    "gpupool:monitoring)"] == f"{len(loaded.config.pools)} alarm(s), 1 dashboard(s)"
 
 
 @given(
