@@ -37,6 +37,7 @@ class PoolSpec:
     via: Via = "overrides"
     target: float | None = 70.0
     extra_tags: dict[str, str] = field(default_factory=dict)
+    template: str | None = None  # overrides only: share this launch template (made once)
 
 
 def _subnet(ec2: Any) -> str:
@@ -45,9 +46,12 @@ def _subnet(ec2: Any) -> str:
 
 def create_groups(ec2: Any, autoscaling: Any, specs: Sequence[PoolSpec]) -> None:
     subnet = _subnet(ec2)
+    made: set[str] = set()
     for s in specs:
-        lt_name = f"{s.name}-lt"
-        if s.via == "configuration":
+        lt_name = s.template if s.template and s.via == "overrides" else f"{s.name}-lt"
+        if lt_name in made:
+            pass  # a shared template, already made
+        elif s.via == "configuration":
             autoscaling.create_launch_configuration(
                 LaunchConfigurationName=lt_name, ImageId="ami-12c6146b",
                 InstanceType=s.instance_type)
@@ -62,6 +66,7 @@ def create_groups(ec2: Any, autoscaling: Any, specs: Sequence[PoolSpec]) -> None
                     LaunchTemplateName=lt_name,
                     LaunchTemplateData={"ImageId": "ami-12c6146b",
                                         "InstanceType": s.instance_type})
+        made.add(lt_name)
         tags = dict(s.extra_tags)
         if s.team:
             tags["team"] = s.team
