@@ -17,6 +17,7 @@ from datetime import date
 from functools import partial
 
 from gpupool.catalog import Catalog, load_catalog
+from gpupool.gcpause import paused_gc
 from policies.facts import PlanIndex, Side, block, number, override_weights
 from policies.model import UNKNOWN, ChangeKind, Plan, ResourceChange, ResourceKind
 from policies.result import CostLine, Result, RuleError, Violation
@@ -43,7 +44,17 @@ def evaluate(
     (no-op) ones too, since a plan is what will run. ``changed_only`` judges only what the plan
     creates, updates or replaces; rules still follow links to unchanged resources (a changed
     scaling policy is judged against its unchanged group).
+
+    The cyclic garbage collector is paused meanwhile (:mod:`gpupool.gcpause`): the findings,
+    facts and index entries of a large plan are acyclic, and collections rescanning the plan
+    cost a 100k-resource check a third of its evaluation.
     """
+    with paused_gc():
+        return _evaluate(plans, settings, catalog, today, changed_only)
+
+
+def _evaluate(plans: Sequence[Plan], settings: Settings, catalog: Catalog | None,
+              today: date | None, changed_only: bool) -> Result:
     catalog = catalog if catalog is not None else load_catalog()
     today = today if today is not None else date.today()
     enabled = [(r, settings.policies[r.meta.id]) for r in ALL_RULES

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpupool.errors import InputError
+from gpupool.gcpause import paused_gc
 from gpupool.output import write_output, write_stdout
 
 if TYPE_CHECKING:  # the policy engine, sources and rich load only when the command runs
@@ -43,6 +44,11 @@ def run(args: argparse.Namespace) -> int:
                          "pulumi preview --json, gpupool plan --format json) or --stack STACK")
 
     today = _today(getattr(args, "today", None))
+    with paused_gc():  # reading, judging and reporting a large plan: see gpupool.gcpause
+        return _check(args, plans_given, today)
+
+
+def _check(args: argparse.Namespace, plans_given: list[str], today: date | None) -> int:
     settings, plans = _load_inputs(args, plans_given)
 
     from policies.engine import evaluate

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, model_validator
 
 from gpupool.catalog.model import HOURS_PER_MONTH
 from gpupool.errors import InputError
-from gpupool.teams import Team, Teams, load_teams, parse_teams
-from gpupool.teams.loader import env_path
 from policies.facts import Capacity, gpu_capacity, tag_value
 from policies.model import UNKNOWN, ChangeKind, ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify, count, prop, usd
@@ -25,6 +23,9 @@ from policies.rules.base import (
     RuleMeta,
     RuleParams,
 )
+
+if TYPE_CHECKING:  # the teams models import the stack config's; read only when teams are given
+    from gpupool.teams import Team, Teams
 
 KINDS = frozenset({ResourceKind.INSTANCE, ResourceKind.AUTOSCALING_GROUP,
                    ResourceKind.EKS_NODE_GROUP})
@@ -62,12 +63,22 @@ class Params(RuleParams):
 
 
 def load(params: Params) -> Teams | None:
-    """The teams the params name (a file, cached by modification time, or inline)."""
+    """The teams the params name (a file, cached by modification time, or inline).
+
+    :mod:`gpupool.teams` is imported here, not at module level: it brings in the stack
+    config's pydantic models (a sixth of a check's start-up), which a plan without teams
+    never needs.
+    """
     if params.teams_file:
+        from gpupool.teams import load_teams
+        from gpupool.teams.loader import env_path
+
         path = env_path(params.teams_file)
         assert path is not None
         return load_teams(path, params.teams_file)
     if params.teams is not None:
+        from gpupool.teams import parse_teams
+
         return parse_teams({"teams": params.teams}, INLINE)
     return None
 

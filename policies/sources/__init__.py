@@ -9,7 +9,6 @@ refused, never turned into an empty, passing plan.
 
 from __future__ import annotations
 
-import gc
 import os
 import stat
 from collections.abc import Callable, Sequence
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from gpupool.errors import InputError
+from gpupool.gcpause import paused_gc
 from gpupool.inputs import STDIN, shown_name
 from policies.model import Plan
 from policies.sources import kubernetes, offline, pulumi_events, pulumi_preview, terraform
@@ -136,17 +136,8 @@ def load_plan(path: str | Path) -> Plan:
     containers, and the collector rescanning them made a 100k-resource plan 2-3x slower.
     """
     origin = shown_name(path)  # `-` (standard input) is shown as <stdin>
-    return _paused_gc(lambda: parse_document(read_json(Path(path), origin), origin))
-
-
-def _paused_gc(work: Callable[[], Any]) -> Any:
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return work()
-    finally:
-        if enabled:
-            gc.enable()
+    with paused_gc():
+        return parse_document(read_json(Path(path), origin), origin)
 
 
 def is_stream(path: Path) -> bool:
@@ -183,7 +174,8 @@ def _read_stream(name: str) -> tuple[str, Any]:
     shown = shown_name(name)  # `-` (standard input) is shown as <stdin>
     raw = read_input(Path(name), shown)
     if looks_like_json(raw):
-        return "json", _paused_gc(lambda: parse_json_bytes(raw, shown))
+        with paused_gc():
+            return "json", parse_json_bytes(raw, shown)
     return "yaml", kubernetes.parse_documents(raw, shown)
 
 
@@ -207,13 +199,15 @@ def load_plans(paths: Sequence[str]) -> list[Plan]:
                         manifest_paths.append(shown)
                         continue
                 else:
-                    doc = _paused_gc(lambda: read_json(Path(name), shown))  # noqa: B023
+                    with paused_gc():
+                        doc = read_json(Path(name), shown)
                 if kubernetes.is_object(doc):
                     docs = [kubernetes.YamlDocument(0, 1, doc)]
                     manifests.extend(kubernetes.manifests_of(docs, shown))
                     manifest_paths.append(shown)
                 else:
-                    plans.append(_paused_gc(lambda: parse_document(doc, shown)))  # noqa: B023
+                    with paused_gc():
+                        plans.append(parse_document(doc, shown))
                 continue
             for path, shown in kubernetes.manifest_files(Path(name), name):
                 try:  # every bad file of a directory is reported, not only the first
