@@ -203,8 +203,6 @@ RENDER_SECTION = "## `gpupool render prod` (`--only render`)"
 
 def render_only(args: argparse.Namespace) -> int:
     """``render prod`` and ``plan prod`` side by side; the section replaces its predecessor."""
-    import os
-
     gp = str(BIN / "gpupool")
     render_out = Path(tempfile.mkdtemp(prefix="gpupool-render-"))
     render = Series("gpupool render prod --out DIR")
@@ -214,7 +212,7 @@ def render_only(args: argparse.Namespace) -> int:
                                  timeout=args.timeout)),
         (plan, lambda: measure([gp, "plan", "prod"], timeout=args.timeout)),
     ]
-    load = os.getloadavg()
+    machine_line = machine()  # with the load average before the runs add to it
     interleaved(jobs, args.rounds)
     rows = []
     for s in (render, plan):
@@ -224,9 +222,8 @@ def render_only(args: argparse.Namespace) -> int:
     wall, cpu = render.median("wall") or 0, render.median("cpu") or 0
     text = "\n".join([
         RENDER_SECTION, "",
-        f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; load average at start "
-        f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
-        f"- machine: {machine()}",
+        f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
+        f"- machine: {machine_line}",
         f"- command: `python bench/k8s_bench.py {' '.join(sys.argv[1:])}`".rstrip(), "",
         markdown_table(["command", "wall (median)", "CPU", "peak RSS"], rows), "",
         f"- render of prod under 3 s: {wall:.2f} s wall, {cpu:.2f} s CPU "
