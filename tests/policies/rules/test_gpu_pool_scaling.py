@@ -200,8 +200,9 @@ def test_works_without_an_index_as_the_pack_calls_it() -> None:
     assert f.resource.endswith("::other")
 
 
-def test_many_groups_and_unlinkable_policies_stay_linear() -> None:
-    n = 3000
+def _unlinkable_cpu_seconds(n: int) -> float:
+    """CPU seconds (best of two) for n groups whose policies name no group: a busy machine
+    stretches wall time, not this process's CPU time."""
     rs: list[dict[str, Any]] = []
     for i in range(n):
         rs.append({"type": "aws_autoscaling_group", "name": f"g{i}",
@@ -212,8 +213,17 @@ def test_many_groups_and_unlinkable_policies_stay_linear() -> None:
         p["address"] = f"aws_autoscaling_policy.p{i}"
         rs.append(p)
     cs = changes(*rs)
-    start = time.perf_counter()
-    findings = RULE.run(cs, load_catalog())
-    elapsed = time.perf_counter() - start
+    catalog = load_catalog()
+    best = float("inf")
+    for _ in range(2):
+        start = time.process_time()
+        findings = RULE.run(cs, catalog)
+        best = min(best, time.process_time() - start)
     assert len(findings) == n and all(f.unknown for f in findings)
-    assert elapsed < 1.0, elapsed
+    return best
+
+
+def test_many_groups_and_unlinkable_policies_stay_linear() -> None:
+    small, large = _unlinkable_cpu_seconds(750), _unlinkable_cpu_seconds(3000)
+    assert large < 3.0, large  # ~0.3 s; a quadratic slip takes far longer
+    assert large / small < 10, (small, large)  # linear: 4x the groups, ~4x the time
