@@ -47,7 +47,7 @@ def test_loopback_round_trips_and_bandwidth(server: Server) -> None:
     assert back.gbps > 0.1 and back.streams == 2 and back.bytes > 0
     assert back.direction == FROM_SERVER
     # the client's clock spans about the time the server was asked to send, not more
-    assert 0.15 < back.seconds < 1.0
+    assert 0.15 < back.seconds < 2.5  # 0.3 s asked; room for a loaded machine, not for a hang
 
 
 def test_a_known_echo_delay_shows_in_every_round_trip() -> None:
