@@ -6,9 +6,20 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from gpupool import yamlio
 from gpupool.errors import InputError
-from gpupool.yamlio import parse_yaml, quote, read_yaml
+from gpupool.yamlio import (
+    _HAVE_LIBYAML,
+    _SLOW,
+    _parse_fast,
+    parse_yaml,
+    quote,
+    read_yaml,
+)
 
 BOMB = "".join(
     f"{n}: &{n} [{', '.join([f'*{p}'] * 9)}]\n" for p, n in zip("abcdefgh", "bcdefghi", strict=True)
@@ -59,3 +70,66 @@ def test_quote_is_bounded_and_printable() -> None:
     shown = quote("x" * 500)
     assert len(shown) == 60 and shown.endswith("…")
     assert quote("\ud800").encode("utf-8")
+
+
+
+ROOT = Path(__file__).resolve().parents[2]
+REAL_FILES = sorted([*ROOT.glob("stacks/**/*.yaml"), *ROOT.glob("tests/fixtures/**/*.yaml"),
+                     *ROOT.glob("tests/fixtures/**/*.yml")])
+
+
+def _outcome(text: str) -> tuple[str, object]:
+    """What parse_yaml answers: the value, the error lines, or the exception's type."""
+    try:
+        return "value", parse_yaml(text, "f.yaml")
+    except InputError as e:
+        return "error", e.problems
+    except Exception as e:
+        return "raised", type(e).__name__
+
+
+def _python_outcome(text: str) -> tuple[str, object]:
+    """parse_yaml's answer with the libyaml path switched off: the Python reader alone."""
+    fast = yamlio._parse_fast
+    yamlio._parse_fast = lambda _text: _SLOW
+    try:
+        return _outcome(text)
+    finally:
+        yamlio._parse_fast = fast
+
+
+@pytest.mark.parametrize("path", REAL_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_libyaml_path_reads_real_files_as_the_python_reader_does(path: Path) -> None:
+    """parse_yaml takes libyaml for plain documents (the speed of `gpupool validate` and
+    `new-stack`); every answer (value or error line) must be the bounded Python reader's."""
+    text = path.read_bytes().decode("utf-8", "replace")  # not UTF-8: refused before parsing
+    assert _outcome(text) == _python_outcome(text)
+
+
+def test_plain_stack_takes_the_libyaml_path() -> None:
+    assert _HAVE_LIBYAML  # PyYAML's wheels ship libyaml; without it every parse is Python's
+    assert _parse_fast((ROOT / "stacks/Pulumi.prod.yaml").read_text()) is not _SLOW
+    assert _parse_fast("a: &x 1\nb: *x\n") is _SLOW  # aliases: the Python reader's bounds
+    assert _parse_fast("a: [" * 40 + "]" * 40) is _SLOW  # deeper than MAX_DEPTH levels
+    assert _parse_fast("a: 1\na: 2\n") is _SLOW  # any error: reported in the Python's words
+
+
+scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=20),
+                    st.floats(allow_nan=False), st.dates())
+documents = st.recursive(scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=10), inner, max_size=4)),
+    max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(documents, st.booleans())
+def test_both_readers_agree(value: object, flow: bool) -> None:
+    text = yaml.safe_dump(value, default_flow_style=flow, allow_unicode=True)
+    assert _outcome(text) == _python_outcome(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab: -[]{},&*!#?|>%1'\"\n\t\x07\u00e9", max_size=40))
+def test_both_readers_agree_on_any_text(text: str) -> None:
+    """Broken input included: errors go to the Python reader, which words them as before."""
+    assert _outcome(text) == _python_outcome(text)
