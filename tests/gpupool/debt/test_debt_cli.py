@@ -13,7 +13,7 @@ import pytest
 from debt_fleet import PoolSpec, build_fleet
 
 from gpupool.cli import main
-from gpupool.debt.window import resolve_window
+from gpupool.debt.window import Window, iso, resolve_window
 
 DESIGN_POOL_KEYS = {"pool", "team", "instance_type", "gpus_per_instance", "capacity_gpu_hours",
                     "allocated_gpu_hours", "used_gpu_hours", "debt_gpu_hours",
@@ -21,29 +21,33 @@ DESIGN_POOL_KEYS = {"pool", "team", "instance_type", "gpus_per_instance", "capac
 
 
 @pytest.fixture
-def fleet(moto: str) -> None:
-    """Two pools over the window `--since 6h` will ask for (hourly buckets)."""
+def fleet(moto: str) -> Window:
+    """Two pools over the last six whole hours (hourly buckets). Tests ask for this exact
+    window with --start/--end: a `--since 6h` resolved again at run time would move to the next
+    hour when the run crosses one, and miss the fleet's first bucket."""
     window = resolve_window(since="6h", start=None, end=None, period=3600)
     build_fleet(boto3.session.Session(), [
         PoolSpec("idle-pool", "g4dn.xlarge", "research", max_size=8, in_service=[4] * 6,
                  utilisation=[5] * 6),
         PoolSpec("dark-pool", "g6.xlarge", "vision", max_size=2, in_service=[1] * 6),
     ], window)
+    return window
 
 
 MOTO_NOISE = "Unable to find appropriate backend"  # moto's server thread prints this line
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["debt", "--since", "6h", "--period", "3600", *args])
+def run(capsys: pytest.CaptureFixture[str], fleet: Window, *args: str) -> tuple[int, str, str]:
+    code = main(["debt", "--start", iso(fleet.start), "--end", iso(fleet.end),
+                 "--period", "3600", *args])
     out, err = capsys.readouterr()
     out = "".join(line for line in out.splitlines(keepends=True)
                   if not line.startswith(MOTO_NOISE))
     return code, out, err
 
 
-def test_json_has_the_design_keys(fleet: None, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "--format", "json")
+def test_json_has_the_design_keys(fleet: Window, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, fleet, "--format", "json")
     assert code == 0
     doc = json.loads(out)
     assert {"window", "pools", "teams", "totals", "api_calls"} <= doc.keys()
@@ -62,24 +66,24 @@ def test_json_has_the_design_keys(fleet: None, capsys: pytest.CaptureFixture[str
     assert doc["api_calls"] == 4
 
 
-def test_csv_has_the_json_pool_columns(fleet: None, capsys: pytest.CaptureFixture[str]
+def test_csv_has_the_json_pool_columns(fleet: Window, capsys: pytest.CaptureFixture[str]
                                        ) -> None:
-    code, out, _ = run(capsys, "--format", "json")
+    code, out, _ = run(capsys, fleet, "--format", "json")
     pools = json.loads(out)["pools"]
-    code, out, _ = run(capsys, "--format", "csv")
+    code, out, _ = run(capsys, fleet, "--format", "csv")
     assert code == 0
     rows = list(csv.DictReader(io.StringIO(out)))
     assert list(rows[0].keys()) == list(pools[0].keys())
     dark = next(r for r in rows if r["pool"] == "dark-pool")
     assert dark["used_gpu_hours"] == "" and dark["debt_gpu_hours"] == ""  # missing, not 0
-    code, out, _ = run(capsys, "--format", "csv", "--by", "team")
+    code, out, _ = run(capsys, fleet, "--format", "csv", "--by", "team")
     teams = list(csv.DictReader(io.StringIO(out)))
     assert {t["team"] for t in teams} == {"research", "vision"}
 
 
-def test_text_names_offenders_and_unmeasured_pools(fleet: None,
+def test_text_names_offenders_and_unmeasured_pools(fleet: Window,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys)
+    code, out, _ = run(capsys, fleet)
     assert code == 0
     assert "idle-pool" in out and "not measured" in out
     assert "Top offenders: idle-pool (research): 5.0%" in out
@@ -87,10 +91,10 @@ def test_text_names_offenders_and_unmeasured_pools(fleet: None,
     assert "AWS Compute Optimizer: off" in out
 
 
-def test_chart_and_output_files(fleet: None, tmp_path: Path,
+def test_chart_and_output_files(fleet: Window, tmp_path: Path,
                                 capsys: pytest.CaptureFixture[str]) -> None:
     chart, report = tmp_path / "debt.svg", tmp_path / "debt.json"
-    code, out, err = run(capsys, "--by", "team", "--chart", str(chart), "--format", "json",
+    code, out, err = run(capsys, fleet, "--by", "team", "--chart", str(chart), "--format", "json",
                          "--output", str(report))
     assert code == 0 and out == ""
     assert f"chart written to {chart}" in err and f"json report written to {report}" in err
@@ -143,13 +147,13 @@ def test_help_stays_fast_no_boto3_or_matplotlib_at_import() -> None:
 
 
 
-def test_progress_bar_on_a_terminal_only(fleet: None, capsys: pytest.CaptureFixture[str],
+def test_progress_bar_on_a_terminal_only(fleet: Window, capsys: pytest.CaptureFixture[str],
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """The series being read are counted on stderr when it is a terminal; stdout stays the
     report (a pipe or a file gets no bar at all)."""
-    code, out, err = run(capsys, "--format", "json")
+    code, out, err = run(capsys, fleet, "--format", "json")
     assert code == 0 and "reading metrics" not in err
     monkeypatch.setenv("TTY_COMPATIBLE", "1")  # rich: treat stderr as a terminal
-    code, out, err = run(capsys, "--format", "json")
+    code, out, err = run(capsys, fleet, "--format", "json")
     assert code == 0 and json.loads(out)["pools"]
     assert "reading metrics" in err and "8/8" in err  # two pools × four series
