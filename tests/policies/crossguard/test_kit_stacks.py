@@ -6,14 +6,15 @@ what the pack says about it is word for word what ``gpupool check`` says about t
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gpupool.cli import main
 from policies.engine import evaluate
 from policies.settings import Settings
 from policies.sources import parse_document
@@ -25,13 +26,15 @@ STACKS = ("dev", "staging", "prod")
 
 
 def offline_plan(stack: str) -> dict[str, Any]:
-    """`gpupool plan STACK --format json`, through the CLI as users run it."""
-    done = subprocess.run(
-        [sys.executable, "-m", "gpupool", "plan", stack, "--format", "json"],
-        cwd=PACK_DIR.parent, capture_output=True, text=True, timeout=120, check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    plan = json.loads(done.stdout)
+    """`gpupool plan STACK --format json` through the CLI's entry point, in this process (the
+    interpreter around it adds nothing here; tests/gpupool/test_plan_cli.py runs it as a
+    subprocess)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(PACK_DIR.parent), contextlib.redirect_stdout(out), \
+            contextlib.redirect_stderr(err):
+        code = main(["plan", stack, "--format", "json"])
+    assert code == 0, err.getvalue()
+    plan = json.loads(out.getvalue())
     assert plan["kind"] == "gpupool-plan" and plan["resources"]
     return plan
 
