@@ -256,7 +256,7 @@ _value = st.one_of(_scalar, st.lists(st.one_of(_pool, _scalar), max_size=4),
                    st.dictionaries(st.text(max_size=8), _scalar, max_size=3))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.fixed_dictionaries(
         {},

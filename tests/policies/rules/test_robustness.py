@@ -71,7 +71,7 @@ def changes(draw: st.DrawFn) -> list[ResourceChange]:
     return out
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(changes())
 def test_rules_answer_whatever_the_inputs(cs: list[ResourceChange]) -> None:
     catalog = load_catalog()
@@ -81,7 +81,7 @@ def test_rules_answer_whatever_the_inputs(cs: list[ResourceChange]) -> None:
             assert not (finding.unknown and finding.advisory_only)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(changes())
 def test_engine_never_errors_on_odd_inputs(cs: list[ResourceChange]) -> None:
     result = evaluate([Plan("fuzz", "fuzz", tuple(cs))], Settings.default())

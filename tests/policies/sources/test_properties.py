@@ -76,7 +76,7 @@ def _check(path: Path) -> Plan | None:
     return plan
 
 
-PROPS = settings(max_examples=150, deadline=None,
+PROPS = settings(deadline=None,
                  suppress_health_check=[HealthCheck.function_scoped_fixture,
                                         HealthCheck.too_slow])
 
@@ -164,7 +164,7 @@ PULUMI_VALUES = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(value=st.dictionaries(PULUMI_KEYS, PULUMI_VALUES, max_size=5))
 def test_one_pass_pulumi_inputs_equal_the_model_normalisation(value: dict[str, Any]) -> None:
     assert inputs(value) == normalise_inputs(clean(value))
