@@ -11,6 +11,7 @@ import sys
 
 from gpupool.catalog import load_catalog
 from gpupool.config import load_stack
+from gpupool.config.kubernetes import RemoteGpuConfig
 from gpupool.config.loader import offerings_note
 
 
@@ -37,6 +38,11 @@ def run(args: argparse.Namespace) -> int:
             f"  {k.name}: Kubernetes ({where}, {k.cluster.version}), {k.gpu}, "
             f"{len(k.teams)} team(s), {len(k.workloads)} workload(s), {capacity}\n"
         )
+        if k.remote_gpu is not None:
+            proxy, team = k.remote_gpu, k.team(k.remote_gpu.team)
+            out.write(
+                f"  {k.name}: remote GPU proxy gpu-proxy.{team.namespace_name}:{proxy.port}, "
+                f"{proxy.min_replicas}..{proxy.max_replicas} replicas; {_k8s_budget(proxy)}\n")
     for name, t in loaded.tiers.items():
         tier = next(x for x in loaded.config.remote_gpu if x.name == name)
         out.write(
@@ -53,3 +59,13 @@ def run(args: argparse.Namespace) -> int:
                 "the Deep Learning Base OSS NVIDIA Driver AMI current at first deployment, kept "
                 f"after (pin gpupool:images.{arch} to move it)\n"))
     return 0
+
+
+def _k8s_budget(proxy: RemoteGpuConfig) -> str:
+    b = proxy.budget
+    if b is None:
+        return "no budget (gpupool netcheck probe --profile measures one against the network)"
+    if b.profile is not None:
+        return (f"budget from profile {b.profile}, max overhead {b.epsilon:g} (carried, not "
+                "sized: measure with gpupool netcheck probe --profile)")
+    return f"budget {b.min_gbps:g} Gbps, {b.max_rtt_us:g} us (carried, not sized)"

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from gpupool.config.base import ConfigModel, duplicate_names
+from gpupool.config.remoting_keys import BudgetConfig, RemotingPort
 
 # Kubernetes names: DNS-1123 labels (namespaces, services) and label values.
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
@@ -142,14 +143,23 @@ class MonitoringConfig(ConfigModel):
 
 
 class RemoteGpuConfig(ConfigModel):
-    """The remote-GPU proxy on GPU nodes: clients labelled ``gpupool.io/gpu-client`` reach it."""
+    """The remote-GPU proxy on GPU nodes: clients labelled ``gpupool.io/gpu-client`` reach it.
+
+    ``port`` and ``budget`` are the AWS tier's keys (:mod:`gpupool.config.remoting_keys`: same
+    model, bounds and meaning); ``gpu`` is the pool's. Replicas keep the Kubernetes spelling of
+    the pool's workloads (``minReplicas``/``maxReplicas``: pods, not instances). The budget is
+    carried, not sized for: the kit does not choose the cluster's nodes or network, so it puts
+    the budget on the proxy's objects (annotations) for ``gpupool netcheck probe`` to be held
+    against, and checks that a profile it names is readable.
+    """
 
     team: Annotated[str, Field(pattern=DNS_LABEL)]
     image: Annotated[str, Field(pattern=IMAGE)]
-    port: Annotated[int, Field(ge=1024, le=65535)] = 14833
+    port: RemotingPort = 14833
     min_replicas: Annotated[int, Field(ge=1, le=100)] = 1
     max_replicas: Annotated[int, Field(ge=1, le=100)] = 4
     target_gpu_utilisation: Annotated[float, Field(ge=40, le=90)] = 70.0
+    budget: BudgetConfig | None = None
 
     _image = field_validator("image")(classmethod(lambda cls, v: _pinned(v)))
     _replicas = field_validator("max_replicas")(

@@ -30,6 +30,7 @@ from gpupool.config.models import (
     network_problems,
     size_problems,
 )
+from gpupool.config.remoting_keys import ProfileProblem, load_budget_profile
 from gpupool.errors import InputError
 from gpupool.yamlio import read_yaml
 
@@ -205,6 +206,7 @@ def parse_flat_config(
             resolved[pool["name"].strip()] = chosen
     if config is not None:
         problems += _kubernetes_gpus(config, catalog, source, names, order)
+        problems += _kubernetes_profiles(config, base_dir, source, names, order)
     for loc, expected in _tier_problems(data.get("remoteGpu"), config, catalog, base_dir):
         problems.append((_sort_key(loc, order), f"{source}: {_key(loc, names)}: {expected}"))
     if config is not None and check_offerings and not problems:
@@ -233,6 +235,26 @@ def _kubernetes_gpus(
             resolve_gpu(pool.gpu, pool.arch, catalog)
         except ValueError as e:
             loc = ("kubernetes", i, "gpu")
+            out.append((_sort_key(loc, order), f"{source}: {_key(loc, names)}: {e}"))
+    return out
+
+
+def _kubernetes_profiles(
+    config: StackConfig, base_dir: Path | None, source: str, names: Mapping[str, str],
+    order: Mapping[str, int],
+) -> list[tuple[tuple[int, int], str]]:
+    """A Kubernetes proxy's budget profile must be readable, as an AWS tier's must: the same
+    file, the same one-line problem (the kit sizes nothing from it there, but a budget that
+    names a broken profile is no budget)."""
+    out = []
+    for i, pool in enumerate(config.kubernetes):
+        budget = pool.remote_gpu.budget if pool.remote_gpu is not None else None
+        if budget is None or budget.profile is None:
+            continue
+        try:
+            load_budget_profile(budget, base_dir)
+        except ProfileProblem as e:
+            loc = ("kubernetes", i, "remoteGpu", "budget", "profile")
             out.append((_sort_key(loc, order), f"{source}: {_key(loc, names)}: {e}"))
     return out
 

@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Final, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -37,7 +37,14 @@ from gpupool.catalog.network import (
     smallest_for_bandwidth,
 )
 from gpupool.config.models import _SUBNET_ID, GpuPoolConfig, StackConfig, _Model
-from gpupool.errors import InputError
+from gpupool.config.remoting_keys import (  # the keys Kubernetes proxies share
+    RTT_CEILING_US,
+    BudgetConfig,
+    ProfileProblem,
+    RemotingPort,
+    load_budget_profile,
+    tag_number,
+)
 
 ROLE_TAG = "gpupool:role"
 PROXY_ROLE = "gpu-proxy"
@@ -45,45 +52,7 @@ CLIENT_ROLE = "gpu-client"
 MIN_GBPS_TAG = "gpupool:remoting-min-gbps"
 MAX_RTT_TAG = "gpupool:remoting-max-rtt-us"
 TIER_TAG = "gpupool:tier"
-DEFAULT_MAX_OVERHEAD = 0.05  # `gpupool remoting`'s default ε
-# The largest round trip a budget names (1 s): what ``budget.maxRttUs`` accepts, and what the
-# max-RTT tag carries when a profile bounds no round trip (no synchronous call), so that every
-# budget tag the kit writes is a finite number a person could have written by hand.
-RTT_CEILING_US: Final = 1_000_000
 _INSTANCE_TYPE = r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$"
-
-
-class BudgetConfig(_Model):
-    """The network a tier's application tolerates: derived from a profile, or explicit figures.
-
-    ``profile`` (a path relative to the project, the folder of Pulumi.yaml) and ``maxOverhead``
-    (ε, the slowdown the application accepts, 0.05 = 5 %): the kit sizes the proxy and derives
-    the figures with the remoting model. Or ``minGbps``, the least bandwidth of one
-    client↔proxy flow, and ``maxRttUs``, the largest round trip, as ``gpupool remoting
-    PROFILE`` prints them (``bandwidth_min_gbps``, ``rtt_max_us``).
-    """
-
-    profile: Annotated[str | None, Field(min_length=1, max_length=1024)] = None
-    max_overhead: Annotated[float | None, Field(gt=0, le=1, allow_inf_nan=False)] = None
-    min_gbps: Annotated[float | None, Field(ge=0, le=10000, allow_inf_nan=False)] = None
-    max_rtt_us: Annotated[float | None, Field(gt=0, le=RTT_CEILING_US, allow_inf_nan=False)] = None
-
-    @model_validator(mode="after")
-    def _one_way(self) -> BudgetConfig:
-        figures = [k for k, v in (("minGbps", self.min_gbps), ("maxRttUs", self.max_rtt_us))
-                   if v is not None]
-        if self.profile is not None and figures:
-            raise ValueError(f"expected a profile or explicit figures, not both (drop "
-                             f"{' and '.join(figures)}, which the profile derives)")
-        if self.profile is None and len(figures) < 2:
-            raise ValueError("expected profile (with maxOverhead), or both minGbps and maxRttUs")
-        if self.profile is None and self.max_overhead is not None:
-            raise ValueError("expected maxOverhead only with a profile")
-        return self
-
-    @property
-    def epsilon(self) -> float:
-        return DEFAULT_MAX_OVERHEAD if self.max_overhead is None else self.max_overhead
 
 
 class ClientGroupConfig(_Model):
@@ -122,7 +91,7 @@ class ClientGroupConfig(_Model):
 class RemoteGpuTierConfig(GpuPoolConfig):
     """One proxy tier: a GPU pool in one subnet and a cluster placement group, with a budget."""
 
-    port: Annotated[int, Field(ge=1024, le=65535, description="the remoting server's TCP port")]
+    port: RemotingPort
     budget: BudgetConfig
     subnet_id: Annotated[str | None, Field(pattern=_SUBNET_ID)] = None
     clients: ClientGroupConfig | None = None
@@ -178,17 +147,6 @@ class ResolvedTier:
 
     def budget_tags(self) -> dict[str, str]:
         return {MIN_GBPS_TAG: tag_number(self.min_gbps), MAX_RTT_TAG: tag_number(self.max_rtt_us)}
-
-
-def tag_number(value: float) -> str:
-    """A budget figure as a tag value: at most 3 decimals, no float noise, no exponent.
-
-    Only finite, non-negative figures are tags: "inf" or "nan" would read as a number to some
-    tools and as text to others (an unbounded round trip is tagged RTT_CEILING_US instead).
-    """
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"a budget tag must be a finite figure >= 0, got {value!r}")
-    return f"{round(value, 3):.3f}".rstrip("0").rstrip(".")
 
 
 def _up(value: float, step: float = 1e-3) -> float:
@@ -300,23 +258,13 @@ def _from_profile(
     network must satisfy the profile between those two ends (``gpupool netcheck probe
     --profile`` measures it).
     """
-    from gpupool.remoting import (
-        bandwidth_min_gbps,
-        load_profile,
-        predicted_overhead,
-        rtt_max_us,
-    )
+    from gpupool.remoting import bandwidth_min_gbps, predicted_overhead, rtt_max_us
 
     budget = tier.budget
-    assert budget.profile is not None
-    path = Path(budget.profile)
-    if not path.is_absolute():
-        path = (base_dir or Path.cwd()) / path
     try:
-        profile = load_profile(path)
-    except InputError as e:
-        raise TierProblem("budget.profile", "expected a valid application profile ("
-                          + "; ".join(e.problems) + ")") from None
+        profile = load_budget_profile(budget, base_dir)
+    except ProfileProblem as e:
+        raise TierProblem("budget.profile", str(e)) from None
     eps = budget.epsilon
     sizes = sorted(single_gpu_sizes(catalog, smallest.instance_type),
                    key=lambda t: (t.price_per_hour if t.price_per_hour is not None else math.inf,

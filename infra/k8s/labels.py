@@ -9,6 +9,7 @@ from typing import Final
 
 from gpupool.config.kubernetes import KubernetesPoolConfig, TeamConfig
 from gpupool.config.models import StackConfig
+from gpupool.config.remoting_keys import BudgetConfig, tag_number
 
 POOL_LABEL: Final = "gpupool.io/pool"
 ROLE_LABEL: Final = "gpupool.io/role"  # gpu-proxy | gpu-workload | gpu-plumbing
@@ -18,6 +19,12 @@ MANAGED_BY: Final = {
     "app.kubernetes.io/part-of": "gpupool",
 }
 GPU_RESOURCE: Final = "nvidia.com/gpu"
+# A proxy's budget, as the AWS tier's tags carry it (gpupool:remoting-min-gbps, …); Kubernetes
+# keys take a DNS prefix and no colon, hence gpupool.io/.
+MIN_GBPS_ANNOTATION: Final = "gpupool.io/remoting-min-gbps"
+MAX_RTT_ANNOTATION: Final = "gpupool.io/remoting-max-rtt-us"
+PROFILE_ANNOTATION: Final = "gpupool.io/remoting-profile"
+MAX_OVERHEAD_ANNOTATION: Final = "gpupool.io/remoting-max-overhead"
 
 
 def pool_labels(stack: StackConfig, pool: KubernetesPoolConfig) -> dict[str, str]:
@@ -38,6 +45,19 @@ def team_labels(stack: StackConfig, pool: KubernetesPoolConfig, team: TeamConfig
         "team": team.name,
         "cost-center": team.cost_center or stack.cost_center,
     }
+
+
+def budget_annotations(budget: BudgetConfig | None) -> dict[str, str]:
+    """The proxy's budget on its objects: explicit figures as the AWS tags write them, or the
+    profile and ε it is held to (``gpupool netcheck probe --profile`` measures against them)."""
+    if budget is None:
+        return {}
+    if budget.profile is not None:
+        return {PROFILE_ANNOTATION: budget.profile,
+                MAX_OVERHEAD_ANNOTATION: tag_number(budget.epsilon)}
+    assert budget.min_gbps is not None and budget.max_rtt_us is not None
+    return {MIN_GBPS_ANNOTATION: tag_number(budget.min_gbps),
+            MAX_RTT_ANNOTATION: tag_number(budget.max_rtt_us)}
 
 
 def app_labels(base: dict[str, str], name: str, role: str) -> dict[str, str]:

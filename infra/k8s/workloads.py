@@ -25,7 +25,7 @@ from gpupool.config.kubernetes import (
     RemoteGpuConfig,
     WorkloadConfig,
 )
-from infra.k8s.labels import GPU_RESOURCE, app_labels, selector
+from infra.k8s.labels import GPU_RESOURCE, app_labels, budget_annotations, selector
 from infra.k8s.plumbing import gpu_tolerations
 
 UTILISATION_METRIC: Final = "DCGM_FI_DEV_GPU_UTIL"
@@ -165,22 +165,24 @@ def remote_gpu_proxy(prefix: str, pool: KubernetesPoolConfig, proxy: RemoteGpuCo
                      namespace: str, labels: Mapping[str, str], opts: pulumi.ResourceOptions
                      ) -> k8s.core.v1.Service:
     """The GPU API remoting proxy: clients reach ``gpu-proxy.<namespace>`` by the Service name;
-    only pods labelled ``gpupool.io/gpu-client: "true"`` get through the NetworkPolicy."""
+    only pods labelled ``gpupool.io/gpu-client: "true"`` get through the NetworkPolicy. The
+    budget, when given, is annotated on the Deployment, its pods and the Service."""
     own = app_labels(dict(labels), PROXY_NAME, "gpu-proxy")
+    notes = budget_annotations(proxy.budget) or None
     container = gpu_container(PROXY_NAME, proxy.image, cpu="4", memory="16Gi", port=proxy.port)
     deployment = k8s.apps.v1.Deployment(
         f"{prefix}-deployment",
-        metadata=_Meta(name=PROXY_NAME, namespace=namespace, labels=own),
+        metadata=_Meta(name=PROXY_NAME, namespace=namespace, labels=own, annotations=notes),
         spec=k8s.apps.v1.DeploymentSpecArgs(
             selector=k8s.meta.v1.LabelSelectorArgs(match_labels=selector(PROXY_NAME)),
-            template=_Core.PodTemplateSpecArgs(metadata=_Meta(labels=own),
+            template=_Core.PodTemplateSpecArgs(metadata=_Meta(labels=own, annotations=notes),
                                                spec=_pod_spec(pool, container)),
         ),
         opts=opts,
     )
     service = _Core.Service(
         f"{prefix}-service",
-        metadata=_Meta(name=PROXY_NAME, namespace=namespace, labels=own),
+        metadata=_Meta(name=PROXY_NAME, namespace=namespace, labels=own, annotations=notes),
         spec=_Core.ServiceSpecArgs(type="ClusterIP", selector=selector(PROXY_NAME), ports=[
             _Core.ServicePortArgs(name="remoting", port=proxy.port, target_port="serve",
                                   protocol="TCP")]),

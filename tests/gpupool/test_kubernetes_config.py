@@ -117,3 +117,77 @@ def test_validate_cli_lists_kubernetes_pools(capsys: pytest.CaptureFixture[str])
     assert main(["validate", "prod"]) == 0
     out = capsys.readouterr().out
     assert "onprem: Kubernetes (context onprem-gpu, 1.31), L40S, 2 team(s), 2 workload(s)" in out
+
+
+# --------------------------------------------------------------------------- remote-GPU proxy
+# Its port and budget are the AWS tier's keys (gpupool.config.remoting_keys): same spelling,
+# same bounds, same problems, word for word.
+
+PROXY: dict[str, Any] = {"team": "research", "image": "ghcr.io/example/remoting:1.4.2"}
+AWS_TIER: dict[str, Any] = {"name": "tier", "gpu": "T4", "maxSize": 2, "port": 18515,
+                            "budget": {"minGbps": 4, "maxRttUs": 200}}
+
+
+def both(proxy: dict[str, Any], tier: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The problems of the same keys on a Kubernetes proxy and on an AWS tier, without the
+    part of each line that names where they are."""
+    k8s = problems(flat(pool(remoteGpu={**PROXY, **proxy})))
+    aws_flat = flat()
+    del aws_flat["gpupool:kubernetes"]
+    aws_flat["gpupool:remoteGpu"] = [{**AWS_TIER, **tier}]
+    aws = problems(aws_flat)
+    return ([line.split("remoteGpu.", 1)[1] for line in k8s],
+            [line.split("remoteGpu[0].", 1)[1] for line in aws])
+
+
+@pytest.mark.parametrize("keys", [
+    {"port": 80},
+    {"port": 70000},
+    {"budget": {"minGbps": 4}},
+    {"budget": {"profile": "p.yaml", "maxRttUs": 100}},
+    {"budget": {"minGbps": 4, "maxRttUs": 2e6}},
+    {"budget": {"minGbps": 4, "maxRttUs": 100, "maxOverhead": 0.1}},
+    {"budget": {"profile": "p.yaml", "maxOverhead": 2}},
+    {"budget": {"minGbps": 4, "maxRttUs": 100, "minGpbs": 1}},
+])
+def test_proxy_port_and_budget_mean_the_same_on_kubernetes_and_aws(keys: dict[str, Any]) -> None:
+    k8s, aws = both(keys, keys)
+    assert k8s and k8s == aws
+
+
+def test_a_kubernetes_proxy_budget_from_a_profile(tmp_path: Any) -> None:
+    (tmp_path / "p.yaml").write_text(
+        "name: p\nlocal_time_s: 1\nsync_calls: 10\nbytes_to_gpu: 0\nbytes_from_gpu: 0\n")
+    config, _ = parse_flat_config(flat(pool(remoteGpu={**PROXY, "budget": {
+        "profile": "p.yaml", "maxOverhead": 0.1}})), "s.yaml", base_dir=tmp_path)
+    budget = config.kubernetes[0].remote_gpu.budget  # type: ignore[union-attr]
+    assert budget is not None and budget.epsilon == 0.1
+    # a profile that is not there is the same one line as on an AWS tier, at the proxy's key
+    with pytest.raises(InputError) as info:
+        parse_flat_config(flat(pool(remoteGpu={**PROXY, "budget": {"profile": "none.yaml"}})),
+                          "s.yaml", base_dir=tmp_path)
+    assert info.value.problems == [
+        f"s.yaml: gpupool:kubernetes[0].remoteGpu.budget.profile: expected a valid application "
+        f"profile ({tmp_path}/none.yaml: no such file)"]
+
+
+def test_existing_proxies_without_a_budget_still_validate() -> None:
+    config, _ = parse_flat_config(flat(pool(remoteGpu=PROXY)), "s.yaml")
+    proxy = config.kubernetes[0].remote_gpu
+    assert proxy is not None and proxy.budget is None and proxy.port == 14833
+
+
+def test_validate_says_what_the_proxy_serves_and_its_budget(
+        tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    for budget, said in (
+            ({"minGbps": 2.5, "maxRttUs": 150}, "budget 2.5 Gbps, 150 us (carried, not sized)"),
+            (None, "no budget (gpupool netcheck probe --profile measures one")):
+        proxy = {**PROXY, "port": 18515, **({"budget": budget} if budget else {})}
+        path = tmp_path / "Pulumi.k.yaml"
+        path.write_text(yaml.safe_dump({"config": flat(pool(remoteGpu=proxy))}))
+        assert main(["validate", str(path)]) == 0
+        out = capsys.readouterr().out
+        assert ("onprem: remote GPU proxy gpu-proxy.research:18515, 1..4 replicas; " + said
+                ) in out, out

@@ -45,6 +45,7 @@ config:
         team: vision
         image: ghcr.io/example/gpu-remoting-server:1.4.2
         port: 14833
+        budget: {minGbps: 2.5, maxRttUs: 150}
 """
 
 
@@ -235,6 +236,29 @@ def test_remote_gpu_proxy_admits_only_labelled_clients(
     assert rule["ports"] == [{"port": 14833, "protocol": "TCP"}]
     assert objs[("ScaledObject", "vision", "gpu-proxy")]["spec"]["scaleTargetRef"]["name"] == (
         "gpu-proxy")
+
+
+def test_remote_gpu_proxy_carries_its_budget_as_the_aws_tier_does(
+    eks: tuple[LoadedStack, OfflinePlan], tmp_path: Path,
+) -> None:
+    """Same figures, same spelling of the numbers as the AWS tier's budget tags."""
+    objs = objects(eks[1], "eks-eks-gpu")
+    budget = {"gpupool.io/remoting-min-gbps": "2.5", "gpupool.io/remoting-max-rtt-us": "150"}
+    dep = objs[("Deployment", "vision", "gpu-proxy")]
+    assert dep["metadata"]["annotations"] == budget
+    assert dep["spec"]["template"]["metadata"]["annotations"] == budget
+    assert objs[("Service", "vision", "gpu-proxy")]["metadata"]["annotations"] == budget
+    # a profile budget names the profile and its overhead; no budget, no annotations
+    (tmp_path / "p.yaml").write_text(
+        "name: p\nlocal_time_s: 1\nsync_calls: 10\nbytes_to_gpu: 0\nbytes_from_gpu: 0\n")
+    for key, expected in ((f"budget: {{profile: {tmp_path}/p.yaml}}",
+                           {"gpupool.io/remoting-profile": f"{tmp_path}/p.yaml",
+                            "gpupool.io/remoting-max-overhead": "0.05"}), ("", None)):
+        path = tmp_path / "Pulumi.b.yaml"
+        path.write_text(EKS_STACK.replace("budget: {minGbps: 2.5, maxRttUs: 150}", key))
+        dep = objects(run_offline(load_stack(str(path))), "b-eks-gpu")[
+            ("Deployment", "vision", "gpu-proxy")]
+        assert dep["metadata"].get("annotations") == expected
 
 
 def test_time_slicing_config_when_the_kit_runs_the_device_plugin(
