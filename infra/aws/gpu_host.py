@@ -120,8 +120,10 @@ def instance_profile(
     description: str,
     tags: Mapping[str, str],
     partition: str,
+    policies: Sequence[str] = MANAGED_POLICIES,
 ) -> tuple[aws.iam.InstanceProfile, aws.iam.Role, list[aws.iam.RolePolicyAttachment]]:
-    """A role EC2 alone may assume, with the two AWS managed policies the agents need."""
+    """A role EC2 alone may assume, with the AWS managed policies its agents need (GPU hosts:
+    the CloudWatch agent's and SSM's; a host without the agent: SSM's only)."""
     child = child_of(owner)
     trust = {
         "Version": "2012-10-17",
@@ -148,7 +150,7 @@ def instance_profile(
             ),
             opts=child,
         )
-        for policy in MANAGED_POLICIES
+        for policy in policies
     ]
     profile = aws.iam.InstanceProfile(
         f"{name}-profile",

@@ -46,6 +46,7 @@ CLIENT_AMI_PARAMETERS: Final = {
     arch: f"/aws/service/canonical/ubuntu/server/22.04/stable/current/{ubuntu}/hvm/ebs-gp2/ami-id"
     for arch, ubuntu in (("x86_64", "amd64"), ("arm64", "arm64"))
 }
+CLIENT_POLICIES: Final = ("AmazonSSMManagedInstanceCore",)
 # Interface endpoints a stack with tiers adds: proxies register through Cloud Map's API.
 DISCOVERY_SERVICES: Final = ("servicediscovery",)
 NAMED_CHILDREN: Final = {  # type → suffix of children whose AWS name derives from the logical one
@@ -222,9 +223,11 @@ class RemoteGpuTier(pulumi.ComponentResource):
 
         gpu_host.endpoint_egress(self, f"{name}-client", sg, args.network,
                                  f"gpupool tier {args.tier.name} clients")
+        # least privilege: the kit installs no CloudWatch agent on clients (their EC2 metrics
+        # need none), so their role gets Session Manager's policy and nothing else
         profile, _, attachments = gpu_host.instance_profile(
-            self, f"{name}-client", f"gpupool tier {args.tier.name} clients: CloudWatch agent "
-                                    "and SSM only", tags, args.partition)
+            self, f"{name}-client", f"gpupool tier {args.tier.name} clients: SSM only", tags,
+            args.partition, policies=CLIENT_POLICIES)
         ami = aws.ssm.get_parameter_output(
             name=CLIENT_AMI_PARAMETERS[resolved.client_arch],
             opts=pulumi.InvokeOutputOptions(parent=self))

@@ -82,9 +82,27 @@ def test_tier_declares_exactly_these_resources(staging: Any, prod: Any) -> None:
     assert Counter({t: len(rs) for t, rs in kids.items()}) == Counter(base)
     # the client group adds its template, group, profile and HTTPS to the endpoints
     clients = {LT: 1, ASG: 1, "aws:iam/role:Role": 1, "aws:iam/instanceProfile:InstanceProfile": 1,
-               "aws:iam/rolePolicyAttachment:RolePolicyAttachment": 2, INGRESS: 1, EGRESS: 2}
+               "aws:iam/rolePolicyAttachment:RolePolicyAttachment": 1, INGRESS: 1, EGRESS: 2}
     _, _, kids = staging
     assert Counter({t: len(rs) for t, rs in kids.items()}) == Counter(base) + Counter(clients)
+
+
+def test_least_privilege_roles_for_proxies_and_clients(staging: Any) -> None:
+    """Proxies run the CloudWatch agent and SSM; clients run no agent the kit installs, so
+    their role holds Session Manager's policy only (and no inline policy)."""
+    _, _, kids = staging
+    roles = {r.name: r.urn for r in kids["aws:iam/role:Role"]}
+    policies: dict[str, set[str]] = {}
+    for att in kids["aws:iam/rolePolicyAttachment:RolePolicyAttachment"]:
+        (role,) = att.property_dependencies["role"]
+        policies.setdefault(role, set()).add(att.inputs["policyArn"].rpartition("/")[2])
+    assert policies == {
+        roles["staging-embeddings-role"]: {"CloudWatchAgentServerPolicy",
+                                           "AmazonSSMManagedInstanceCore"},
+        roles["staging-embeddings-client-role"]: {"AmazonSSMManagedInstanceCore"},
+    }
+    (inline,) = kids[ROLE_POLICY]  # the proxies' own Cloud Map service, nothing for clients
+    assert inline.property_dependencies["role"] == (roles["staging-embeddings-role"],)
 
 
 def test_proxies_and_clients_share_one_cluster_placement_group_and_one_subnet(
