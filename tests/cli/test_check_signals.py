@@ -65,6 +65,10 @@ def _worktrees(repo: Path) -> list[str]:
             if line.startswith("worktree ")]
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_mid_run_removes_worktree_temp_dirs_and_children(
         repo: Path, tmp_path: Path, sig: signal.Signals) -> None:
@@ -74,7 +78,11 @@ def test_a_signal_mid_run_removes_worktree_temp_dirs_and_children(
     env |= {"PYTHONPATH": str(ROOT), "TMPDIR": str(tmp)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "gpupool", "check", "--stack", "dev", "--base", "good"],
-        cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # as from a terminal: a test run started in the background (``make test &`` from a
+        # non-interactive shell) ignores SIGINT, and a child inherits that; the command rightly
+        # keeps an ignored SIGINT ignored, so the user's Ctrl-C is restored here
+        preexec_fn=_default_sigint)
     try:
         deadline = time.monotonic() + 90
         children: set[int] = set()
