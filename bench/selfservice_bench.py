@@ -84,7 +84,8 @@ def compile_kit(bin_dir: Path) -> str:
     returns where that install's code is and its commit."""
     where = subprocess.run(
         [str(bin_dir / "python"), "-c", "import gpupool, os; print(os.path.dirname("
-         "gpupool.__file__))"], capture_output=True, text=True, check=True).stdout.strip()
+         "gpupool.__file__))"], cwd=bin_dir,  # not this checkout (`-c` puts the cwd first)
+        capture_output=True, text=True, check=True).stdout.strip()
     subprocess.run([str(bin_dir / "python"), "-m", "compileall", "-q", where], check=True)
     commit = subprocess.run(["git", "-C", where, "log", "-1", "--format=%h %s"],
                             capture_output=True, text=True, check=False).stdout.strip()

@@ -422,7 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # The kit's models use no pydantic plugin; looking for one reads the metadata of every
-    # installed distribution when the first model is built (~30 ms of `gpupool validate`'s CPU).
+    # installed distribution when the first model is built (10-15 ms of CPU here, measured).
     # A user who sets the variable (to name plugins to skip) keeps their choice.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     name = args.command
