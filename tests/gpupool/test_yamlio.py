@@ -121,14 +121,14 @@ documents = st.recursive(scalars, lambda inner: st.one_of(
     max_leaves=30)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(documents, st.booleans())
 def test_both_readers_agree(value: object, flow: bool) -> None:
     text = yaml.safe_dump(value, default_flow_style=flow, allow_unicode=True)
     assert _outcome(text) == _python_outcome(text)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(st.text(alphabet="ab: -[]{},&*!#?|>%1'\"\n\t\x07\u00e9", max_size=40))
 def test_both_readers_agree_on_any_text(text: str) -> None:
     """Broken input included: errors go to the Python reader, which words them as before."""
