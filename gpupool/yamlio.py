@@ -138,6 +138,9 @@ _BoundedLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 def where(e: yaml.YAMLError) -> str:
     """``line 3, column 5: key 'a' appears twice``: the place and the problem of a YAML error."""
+    if isinstance(e, yaml.reader.ReaderError) and isinstance(e.character, int):
+        return (f"character {e.character:#06x} at offset {e.position}: "
+                "control characters are not allowed")
     mark = getattr(e, "problem_mark", None)
     problem = getattr(e, "problem", None) or "syntax error"
     if mark is None:
@@ -152,7 +155,11 @@ def parse_yaml(text: str, shown: str) -> Any:
     value = _parse_fast(text)
     if value is not _SLOW:
         return value
-    loader = _BoundedLoader(text)
+    try:
+        # the reader refuses control characters as it is built: inside the try, as bad input
+        loader = _BoundedLoader(text)
+    except yaml.YAMLError as e:
+        raise InputError(f"{shown}: expected valid YAML ({where(e)})") from None
     try:
         node = loader.get_single_node()  # type: ignore[no-untyped-call]
         if node is None:
@@ -301,7 +308,10 @@ def parse_yaml_documents(text: str, shown: str) -> list[YamlDocument]:
     the bounds of :func:`parse_yaml` applied to each; one :class:`InputError` line on a problem."""
     if _SURROGATE.search(text):
         raise InputError(f"{shown}: expected UTF-8 text, found a lone surrogate")
-    loader = _StreamLoader(text)
+    try:
+        loader = _StreamLoader(text)
+    except yaml.YAMLError as e:
+        raise InputError(f"{shown}: expected valid YAML ({where(e)})") from None
     docs: list[YamlDocument] = []
     try:
         while loader.check_node():

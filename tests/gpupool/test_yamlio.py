@@ -17,6 +17,7 @@ from gpupool.yamlio import (
     _SLOW,
     _parse_fast,
     parse_yaml,
+    parse_yaml_documents,
     quote,
     read_yaml,
 )
@@ -133,3 +134,14 @@ def test_both_readers_agree(value: object, flow: bool) -> None:
 def test_both_readers_agree_on_any_text(text: str) -> None:
     """Broken input included: errors go to the Python reader, which words them as before."""
     assert _outcome(text) == _python_outcome(text)
+
+
+@pytest.mark.parametrize("text", ["a: \x07\n", "a: b\x1b\n", "\x00"])
+def test_control_characters_are_bad_input_not_a_traceback(text: str) -> None:
+    with pytest.raises(InputError) as e:
+        parse_yaml(text, "stack.yaml")
+    [line] = e.value.problems
+    assert line.startswith("stack.yaml: expected valid YAML (character 0x")
+    assert "control characters are not allowed" in line
+    with pytest.raises(InputError):
+        parse_yaml_documents(text, "manifests.yaml")
