@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import sys
 import time
@@ -40,6 +39,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+from run import machine  # noqa: E402  (bench/run.py: the machine line every result carries)
 
 WINDOW_HOURS = 2
 GOAL = 100  # fewer calls at 1,000 pools, at least
@@ -145,20 +146,6 @@ def measure(session: Any, calls: Calls, run: Callable[[Any, Any], dict[str, Any]
     totals = run(session, window)
     wall = time.perf_counter() - t0
     return wall, calls.snapshot() - before, totals
-
-
-def machine() -> str:
-    cpu = "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    return (f"{platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} CPUs, Python "
-            f"{platform.python_version()}, load average {load} at start")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

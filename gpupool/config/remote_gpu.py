@@ -45,13 +45,8 @@ from gpupool.config.remoting_keys import (  # the keys Kubernetes proxies share
     load_budget_profile,
     tag_number,
 )
+from gpupool.tags import MAX_RTT_TAG, MIN_GBPS_TAG
 
-ROLE_TAG = "gpupool:role"
-PROXY_ROLE = "gpu-proxy"
-CLIENT_ROLE = "gpu-client"
-MIN_GBPS_TAG = "gpupool:remoting-min-gbps"
-MAX_RTT_TAG = "gpupool:remoting-max-rtt-us"
-TIER_TAG = "gpupool:tier"
 _INSTANCE_TYPE = r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$"
 
 

@@ -22,12 +22,11 @@ from typing import Any
 
 from gpupool.catalog import Catalog, InstanceType
 from gpupool.debt.aws import Clients, aws_errors, chunks, paginate
+from gpupool.tags import PROXY_ROLE, ROLE_TAG
 
 TEAM_KEYS = ("team",)
 # Remote-GPU proxy tiers (DESIGN.md idea 2) are GPU groups too: their GPUs are allocated whether
 # or not a client sends work, so they carry debt like any pool. The tag says which they are.
-ROLE_TAG = "gpupool:role"
-PROXY_ROLE = "gpu-proxy"
 POOL_ROLE = "pool"
 # A Kubernetes node group (EKS managed or self-managed with the cluster tags): its GPUs' use is
 # in Prometheus (the DCGM exporter), not CloudWatch, and its allocation here is nodes in

@@ -30,14 +30,8 @@ import pulumi_aws as aws
 
 from gpupool.catalog import load_catalog
 from gpupool.catalog.network import KIND_LABELS, justified_by_bandwidth
-from gpupool.config.remote_gpu import (
-    CLIENT_ROLE,
-    PROXY_ROLE,
-    ROLE_TAG,
-    TIER_TAG,
-    RemoteGpuTierConfig,
-    ResolvedTier,
-)
+from gpupool.config.remote_gpu import RemoteGpuTierConfig, ResolvedTier
+from gpupool.tags import CLIENT_ROLE, PROXY_ROLE, ROLE_TAG, TIER_TAG
 from infra.aws import discovery, gpu_host, user_data
 from infra.aws.network import PoolNetwork
 

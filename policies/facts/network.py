@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from gpupool.catalog.network import NetworkKind
+from gpupool.tags import CLIENT_ROLE, MAX_RTT_TAG, MIN_GBPS_TAG, PROXY_ROLE, ROLE_TAG
 from policies.facts.tags import group_tags
 from policies.facts.values import (
     _GONE,
@@ -34,11 +35,8 @@ from policies.model import UNKNOWN, ResourceChange, ResourceKind, get_path
 if TYPE_CHECKING:
     from policies.facts.index import PlanIndex
 
-ROLE_TAG: Final = "gpupool:role"
-PROXY: Final = "gpu-proxy"
-CLIENT: Final = "gpu-client"
-MIN_GBPS_TAG: Final = "gpupool:remoting-min-gbps"
-MAX_RTT_TAG: Final = "gpupool:remoting-max-rtt-us"
+PROXY: Final = PROXY_ROLE
+CLIENT: Final = CLIENT_ROLE
 WORLD: Final = frozenset({"0.0.0.0/0", "::/0"})
 
 LAUNCHERS: Final = frozenset({ResourceKind.AUTOSCALING_GROUP, ResourceKind.INSTANCE})

@@ -13,9 +13,10 @@ import pytest
 from gpupool.catalog.network import NetworkKind
 from gpupool.config import parse_flat_config
 from gpupool.config.loader import resolve_tiers
-from gpupool.config.remote_gpu import MAX_RTT_TAG, MIN_GBPS_TAG, RTT_CEILING_US, tag_number
+from gpupool.config.remote_gpu import RTT_CEILING_US, tag_number
 from gpupool.errors import InputError
 from gpupool.remoting import load_profile, predicted_overhead, rtt_max_us
+from gpupool.tags import MAX_RTT_TAG, MIN_GBPS_TAG
 
 ROOT = Path(__file__).resolve().parents[2]
 

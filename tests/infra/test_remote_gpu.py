@@ -19,7 +19,7 @@ import pytest
 
 from gpupool.catalog import load_catalog
 from gpupool.config import LoadedStack, load_stack
-from gpupool.config.remote_gpu import MAX_RTT_TAG, MIN_GBPS_TAG
+from gpupool.tags import MAX_RTT_TAG, MIN_GBPS_TAG
 from infra.aws import discovery
 from infra.aws.remote_gpu import (
     CLIENT_AMI_PARAMETERS,

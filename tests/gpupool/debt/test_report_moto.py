@@ -287,8 +287,8 @@ def test_remote_gpu_proxy_tiers_and_kubernetes_node_groups(moto: str, window: Wi
     """A remote-GPU tier's proxies own GPUs whether or not clients send work: counted like a
     pool (role gpu-proxy), never consolidated with pools; its CPU clients are left out. An EKS
     node group's GPUs are counted, and its use is said to be in Prometheus, not missing agent."""
-    from gpupool.config.remote_gpu import CLIENT_ROLE, PROXY_ROLE, ROLE_TAG, TIER_TAG
     from gpupool.debt.render import render_csv, render_text
+    from gpupool.tags import CLIENT_ROLE, PROXY_ROLE, ROLE_TAG, TIER_TAG
 
     tier = {ROLE_TAG: PROXY_ROLE, TIER_TAG: "remote", "gpupool:remoting-min-gbps": "10"}
     specs = [
@@ -341,7 +341,7 @@ def test_remote_gpu_proxy_tiers_and_kubernetes_node_groups(moto: str, window: Wi
 
 
 def test_role_tag_is_the_one_the_kit_writes() -> None:
-    from gpupool.config.remote_gpu import PROXY_ROLE, ROLE_TAG
     from gpupool.debt import discover
+    from infra.aws import remote_gpu
 
-    assert (discover.ROLE_TAG, discover.PROXY_ROLE) == (ROLE_TAG, PROXY_ROLE)
+    assert (discover.ROLE_TAG, discover.PROXY_ROLE) == (remote_gpu.ROLE_TAG, remote_gpu.PROXY_ROLE)
