@@ -21,12 +21,15 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from gpupool.errors import InputError
 from gpupool.netcheck import protocol as p
+
+Sample = tuple[int, int, int]  # a stream's bytes counted, first and last read (ns)
 
 WARMUP = 50
 MAX_ROUND_TRIPS = 1_000_000
@@ -55,7 +58,7 @@ class Bandwidth:
     direction: str = TO_SERVER
 
 
-def _aggregate(host: str, port: int, done: list[tuple[int, int, int]], streams: int,
+def _aggregate(host: str, port: int, done: list[Sample], streams: int,
                direction: str) -> Bandwidth:
     """Bytes over the union of the streams' windows, ``(bytes, first_ns, last_ns)`` each, all
     on one clock."""
@@ -136,15 +139,40 @@ def measure_rtt(host: str, port: int, seconds: float, size: int = 64,
                mean=float(us.mean()))
 
 
+def _in_threads(work: Callable[[int], Sample], streams: int, host: str, port: int,
+                what: str) -> list[Sample]:
+    """``work(i)`` for every stream at once, one thread each; the first failure is raised in
+    the calling thread as one line (an :class:`InputError` of a stream as it is)."""
+    results: list[Sample | BaseException] = [ValueError("no result")] * streams
+
+    def run(i: int) -> None:
+        try:
+            results[i] = work(i)
+        except BaseException as e:  # reported below, in the main thread
+            results[i] = e
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(streams)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for r in results:
+        if isinstance(r, InputError):
+            raise r
+        if isinstance(r, BaseException):
+            raise InputError(f"{host}:{port}: {what} failed ({r})")
+    return [r for r in results if not isinstance(r, BaseException)]
+
+
 def measure_bandwidth(host: str, port: int, seconds: float, streams: int = 1,
                       timeout: float = 5.0) -> Bandwidth:
     """Aggregate client→server throughput of ``streams`` connections for about ``seconds``."""
     conns = [_connect(host, port, p.SINK, 0, timeout) for _ in range(streams)]
-    results: list[tuple[int, int, int] | BaseException] = [ValueError("no result")] * streams
     start = threading.Barrier(streams)
     chunk = memoryview(bytes(p.CHUNK))
 
-    def send(i: int, conn: socket.socket) -> None:
+    def send(i: int) -> Sample:
+        conn = conns[i]
         try:
             start.wait(timeout)
             end = time.monotonic() + seconds
@@ -158,22 +186,12 @@ def measure_bandwidth(host: str, port: int, seconds: float, streams: int = 1,
                 if not more:
                     raise ConnectionError("the server closed before its result")
                 data += more
-            results[i] = p.RESULT.unpack(data)
-        except BaseException as e:  # reported below, in the main thread
-            results[i] = e
+            counted, first, last = p.RESULT.unpack(data)
+            return counted, first, last
         finally:
             conn.close()
 
-    threads = [threading.Thread(target=send, args=(i, c), daemon=True)
-               for i, c in enumerate(conns)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    failed = [r for r in results if isinstance(r, BaseException)]
-    if failed:
-        raise InputError(f"{host}:{port}: bulk transfer failed ({failed[0]})")
-    done = [r for r in results if not isinstance(r, BaseException)]
+    done = _in_threads(send, streams, host, port, "bulk transfer")
     return _aggregate(host, port, done, streams, TO_SERVER)
 
 
@@ -187,16 +205,11 @@ def measure_reverse_bandwidth(host: str, port: int, seconds: float, streams: int
     the time it took to arrive.
     """
     ms = max(1, min(int(seconds * 1000), 2**32 - 1))
-    results: list[tuple[int, int, int] | BaseException] = [ValueError("no result")] * streams
     start = threading.Barrier(streams)
 
-    def receive(i: int) -> None:
-        try:
-            start.wait(timeout)
-            conn = _connect(host, port, p.SOURCE, ms, timeout)
-        except BaseException as e:  # reported below, in the main thread
-            results[i] = e
-            return
+    def receive(i: int) -> Sample:
+        start.wait(timeout)
+        conn = _connect(host, port, p.SOURCE, ms, timeout)
         try:
             conn.settimeout(timeout)
             buf = memoryview(bytearray(p.CHUNK))
@@ -211,21 +224,9 @@ def measure_reverse_bandwidth(host: str, port: int, seconds: float, streams: int
                 else:
                     counted += n
                 last = now
-            results[i] = (counted, first, last)
-        except BaseException as e:
-            results[i] = e
+            return counted, first, last
         finally:
             conn.close()
 
-    threads = [threading.Thread(target=receive, args=(i,), daemon=True) for i in range(streams)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    failed = [r for r in results if isinstance(r, BaseException)]
-    if failed:
-        if isinstance(failed[0], InputError):
-            raise failed[0]
-        raise InputError(f"{host}:{port}: bulk transfer from the server failed ({failed[0]})")
-    done = [r for r in results if not isinstance(r, BaseException)]
+    done = _in_threads(receive, streams, host, port, "bulk transfer from the server")
     return _aggregate(host, port, done, streams, FROM_SERVER)

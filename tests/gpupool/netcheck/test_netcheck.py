@@ -7,6 +7,7 @@ import contextlib
 import json
 import socket
 import subprocess
+import threading
 import time
 
 import pytest
@@ -282,3 +283,47 @@ def test_namespaces_are_isolated_from_the_host(netns_pair) -> None:
         srv.stop()
 
 
+
+
+@contextlib.contextmanager
+def _answering(status: bytes):
+    """A listener that reads each hello, answers ``status`` and hangs up: a server that fails
+    every stream mid-transfer (OK) or is not a netcheck server at all (anything else)."""
+    hello = len(p.hello(p.SINK, 0))
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.settimeout(2)
+                with contextlib.suppress(OSError):
+                    conn.recv(hello, socket.MSG_WAITALL)
+                    conn.sendall(status)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+
+
+def test_a_stream_that_fails_is_one_line_naming_the_direction() -> None:
+    failed = r"^127\.0\.0\.1:\d+: bulk transfer failed \("
+    with _answering(p.OK) as port, pytest.raises(InputError, match=failed):
+        measure_bandwidth("127.0.0.1", port, seconds=0.3, streams=2, timeout=2)
+
+
+def test_a_streams_own_refusal_is_said_as_it_is() -> None:
+    refused = "expected a gpupool netcheck server"
+    with _answering(b"?") as port, pytest.raises(InputError, match=refused) as e:
+        measure_reverse_bandwidth("127.0.0.1", port, seconds=0.3, streams=2, timeout=2)
+    assert "bulk transfer" not in str(e.value)
