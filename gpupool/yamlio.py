@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -148,6 +150,18 @@ def where(e: yaml.YAMLError) -> str:
     return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
 
 
+@contextmanager
+def yaml_problems(shown: str) -> Iterator[None]:
+    """PyYAML's errors (also those a reader raises while it is built, such as a control
+    character) and runaway nesting, as the one :class:`InputError` line naming ``shown``."""
+    try:
+        yield
+    except yaml.YAMLError as e:
+        raise InputError(f"{shown}: expected valid YAML ({where(e)})") from None
+    except RecursionError:
+        raise InputError(f"{shown}: expected YAML nested at most {MAX_DEPTH} levels") from None
+
+
 def parse_yaml(text: str, shown: str) -> Any:
     """The one document in ``text``; :class:`InputError` naming ``shown`` on any problem."""
     if _SURROGATE.search(text):
@@ -155,26 +169,19 @@ def parse_yaml(text: str, shown: str) -> Any:
     value = _parse_fast(text)
     if value is not _SLOW:
         return value
-    try:
-        # the reader refuses control characters as it is built: inside the try, as bad input
+    with yaml_problems(shown):
         loader = _BoundedLoader(text)
-    except yaml.YAMLError as e:
-        raise InputError(f"{shown}: expected valid YAML ({where(e)})") from None
-    try:
-        node = loader.get_single_node()  # type: ignore[no-untyped-call]
-        if node is None:
-            return None
-        if _expanded_size(node, MAX_ALIAS_NODES) > MAX_ALIAS_NODES and loader.aliases:
-            raise InputError(
-                f"{shown}: expected YAML whose aliases expand to at most {MAX_ALIAS_NODES:,} "
-                "values (refused: an alias bomb)")
-        return loader.construct_document(node)  # type: ignore[no-untyped-call]
-    except yaml.YAMLError as e:
-        raise InputError(f"{shown}: expected valid YAML ({where(e)})") from None
-    except RecursionError:
-        raise InputError(f"{shown}: expected YAML nested at most {MAX_DEPTH} levels") from None
-    finally:
-        loader.dispose()  # type: ignore[no-untyped-call]
+        try:
+            node = loader.get_single_node()  # type: ignore[no-untyped-call]
+            if node is None:
+                return None
+            if _expanded_size(node, MAX_ALIAS_NODES) > MAX_ALIAS_NODES and loader.aliases:
+                raise InputError(
+                    f"{shown}: expected YAML whose aliases expand to at most "
+                    f"{MAX_ALIAS_NODES:,} values (refused: an alias bomb)")
+            return loader.construct_document(node)  # type: ignore[no-untyped-call]
+        finally:
+            loader.dispose()  # type: ignore[no-untyped-call]
 
 
 _HAVE_LIBYAML: Final = hasattr(yaml, "CSafeLoader")
@@ -241,15 +248,12 @@ def compose_yaml(text: str, shown: str) -> yaml.Node | None:
     """The node tree of ``text`` (with line marks), under the same bounds as :func:`parse_yaml`
     (call that first: this one does not look for duplicate keys); for tools that point at the
     line of a key, such as SARIF locations in a stack file."""
-    loader = _BoundedLoader(text)
-    try:
-        return loader.get_single_node()  # type: ignore[no-untyped-call, no-any-return]
-    except yaml.YAMLError as e:
-        raise InputError(f"{shown}: expected valid YAML ({where(e)})") from None
-    except RecursionError:
-        raise InputError(f"{shown}: expected YAML nested at most {MAX_DEPTH} levels") from None
-    finally:
-        loader.dispose()  # type: ignore[no-untyped-call]
+    with yaml_problems(shown):
+        loader = _BoundedLoader(text)
+        try:
+            return loader.get_single_node()  # type: ignore[no-untyped-call, no-any-return]
+        finally:
+            loader.dispose()  # type: ignore[no-untyped-call]
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,26 +312,21 @@ def parse_yaml_documents(text: str, shown: str) -> list[YamlDocument]:
     the bounds of :func:`parse_yaml` applied to each; one :class:`InputError` line on a problem."""
     if _SURROGATE.search(text):
         raise InputError(f"{shown}: expected UTF-8 text, found a lone surrogate")
-    try:
-        loader = _StreamLoader(text)
-    except yaml.YAMLError as e:
-        raise InputError(f"{shown}: expected valid YAML ({where(e)})") from None
     docs: list[YamlDocument] = []
-    try:
-        while loader.check_node():
-            node = loader.get_node()
-            if len(docs) >= MAX_DOCUMENTS:
-                raise InputError(f"{shown}: expected at most {MAX_DOCUMENTS:,} YAML documents")
-            _check_bounds(node, shown)
-            value = loader.construct_document(node)
-            docs.append(YamlDocument(len(docs), node.start_mark.line + 1, value))
-        return docs
-    except yaml.YAMLError as e:
-        raise InputError(f"{shown}: expected valid YAML ({where(e)})") from None
-    except RecursionError:
-        raise InputError(f"{shown}: expected YAML nested at most {MAX_DEPTH} levels") from None
-    finally:
-        loader.dispose()
+    with yaml_problems(shown):
+        loader = _StreamLoader(text)
+        try:
+            while loader.check_node():
+                node = loader.get_node()
+                if len(docs) >= MAX_DOCUMENTS:
+                    raise InputError(
+                        f"{shown}: expected at most {MAX_DOCUMENTS:,} YAML documents")
+                _check_bounds(node, shown)
+                value = loader.construct_document(node)
+                docs.append(YamlDocument(len(docs), node.start_mark.line + 1, value))
+            return docs
+        finally:
+            loader.dispose()
 
 
 def read_yaml_documents(path: str | Path, shown: str | None = None) -> list[YamlDocument]:

@@ -16,6 +16,7 @@ from gpupool.yamlio import (
     _HAVE_LIBYAML,
     _SLOW,
     _parse_fast,
+    compose_yaml,
     parse_yaml,
     parse_yaml_documents,
     quote,
@@ -143,5 +144,6 @@ def test_control_characters_are_bad_input_not_a_traceback(text: str) -> None:
     [line] = e.value.problems
     assert line.startswith("stack.yaml: expected valid YAML (character 0x")
     assert "control characters are not allowed" in line
-    with pytest.raises(InputError):
-        parse_yaml_documents(text, "manifests.yaml")
+    for reader in (parse_yaml_documents, compose_yaml):
+        with pytest.raises(InputError):
+            reader(text, "manifests.yaml")
