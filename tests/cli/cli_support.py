@@ -6,9 +6,13 @@ Imported by the CLI tests as ``cli_support`` (their conftest puts this folder on
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
+import os
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +48,32 @@ def run_in_process(args: Sequence[str]) -> Run:
     return Run(code, out.getvalue(), err.getvalue())
 
 
+def write_once_read(fifo: Path, data: bytes) -> threading.Thread:
+    """Write ``data`` into ``fifo`` from a thread once a reader has it open (as a shell's
+    ``<(…)`` writer does), so the reader is waiting first by construction, not by a sleep.
+
+    A non-blocking open for writing fails with ENXIO exactly while nobody has the FIFO open
+    for reading (a reader blocked in ``open`` counts), so the thread polls that open.
+    """
+
+    def writer() -> None:
+        while True:
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError as e:
+                if e.errno != errno.ENXIO:
+                    raise
+                time.sleep(0.01)  # a poll for the reader, not a guess at how long it takes
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    return thread
+
+
 def run_process(args: Sequence[str], cwd: Path | None = None) -> Run:
     p = subprocess.run(
         [sys.executable, "-m", "gpupool", *args],
@@ -54,8 +84,6 @@ def run_process(args: Sequence[str], cwd: Path | None = None) -> Run:
 
 
 def _clean_env() -> dict[str, str]:
-    import os
-
     env = dict(os.environ)
     for k in ("FORCE_COLOR", "CLICOLOR_FORCE", "GPUPOOL_DEBUG"):
         env.pop(k, None)

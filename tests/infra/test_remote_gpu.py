@@ -328,6 +328,7 @@ class _Metadata(BaseHTTPRequestHandler):
     """IMDSv2 as a proxy sees it: a token, then its id, address and lifecycle state."""
 
     state = "InService"
+    polled = threading.Semaphore(0)  # released once per lifecycle-state answer
 
     def do_PUT(self) -> None:
         self._answer("token-1" if self.path == "/latest/api/token" else None)
@@ -338,7 +339,10 @@ class _Metadata(BaseHTTPRequestHandler):
             return
         answers = {"instance-id": "i-0abc", "local-ipv4": "10.66.0.12",
                    "autoscaling/target-lifecycle-state": type(self).state}
-        self._answer(answers.get(self.path.removeprefix("/latest/meta-data/")))
+        key = self.path.removeprefix("/latest/meta-data/")
+        self._answer(answers.get(key))
+        if key == "autoscaling/target-lifecycle-state":
+            type(self).polled.release()
 
     def _answer(self, body: str | None, code: int = 200) -> None:
         self.send_response(code if body is not None else (code if code != 200 else 404))
@@ -373,10 +377,11 @@ def test_watcher_registers_and_deregisters_when_the_group_terminates_it(tmp_path
             "AWS_INSTANCE_IPV4=10.66.0.12,AWS_INSTANCE_PORT=18515"]
         watch = subprocess.Popen([str(script), "watch"], env=env)
         try:
-            with pytest.raises(subprocess.TimeoutExpired):
-                watch.wait(timeout=0.5)  # in service: keeps watching
+            for _ in range(3):  # in service: it asks again and again, and keeps watching
+                assert _Metadata.polled.acquire(timeout=60)
+            assert watch.poll() is None
             _Metadata.state = "Terminated"
-            assert watch.wait(timeout=10) == 0
+            assert watch.wait(timeout=60) == 0
         finally:
             _Metadata.state = "InService"
             if watch.poll() is None:

@@ -363,11 +363,11 @@ def test_unplaceable_rules_and_attachments_are_said_once_each_not_per_proxy() ->
     plan = Plan("test", "many tiers", tuple(Example("t", True, rs).changes()))
     network = ("gpu-proxy-placement", "gpu-proxy-private", "gpu-proxy-network-budget")
     settings = parse_config({r: "disabled" for r in rule_ids() if r not in network}, "t")
-    start = time.perf_counter()
+    start = time.process_time()  # CPU, not wall: a loaded machine stretches only the latter
     result = evaluate([plan], settings)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     said = [(v.policy, v.resource.split(".")[0]) for v in result.violations]
     assert sorted(set(said)) == [("gpu-proxy-private", "aws_autoscaling_attachment"),
                                  ("gpu-proxy-private", "aws_vpc_security_group_ingress_rule")]
     assert len(said) == 2 * n // 10
-    assert elapsed < 10, elapsed  # a fraction of a second; a generous bound on a shared machine
+    assert elapsed < 10, elapsed  # a fraction of a second of CPU; a generous bound
