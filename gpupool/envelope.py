@@ -262,7 +262,7 @@ def kubernetes_envelope(pool: KubernetesPoolConfig, *, priced: bool = True,
         lo += pool.remote_gpu.min_replicas
     hi = sum(t.gpu_quota for t in pool.teams)
     if pool.karpenter is not None:
-        from gpupool.config.loader import resolve_gpu
+        from gpupool.config.gpus import resolve_gpu
 
         itype = resolve_gpu(pool.gpu, pool.arch, load_catalog())
         if catalog is not None:

@@ -46,8 +46,6 @@ PULUMI = ("pulumi", "pulumi_aws", "pulumi_kubernetes", "pulumi_policy")
 CYCLES_BEING_FIXED: dict[frozenset[str], str] = {
     frozenset({"gpupool.catalog.model", "gpupool.catalog.offerings", "gpupool.catalog.prices",
                "gpupool.catalog.refresh"}): "remoting-house",
-    frozenset({"gpupool.config", "gpupool.config.loader", "gpupool.config.models",
-               "gpupool.config.remote_gpu"}): "gate",
     frozenset({"policies.facts.index", "policies.facts.network"}): "infra-aws",
     frozenset({"policies.sources", "policies.sources.offline", "policies.sources.pulumi_events",
                "policies.sources.pulumi_preview", "policies.sources.terraform"}):
@@ -57,7 +55,6 @@ CYCLES_BEING_FIXED: dict[frozenset[str], str] = {
 
 # Files over MAX_LINES today, each with the engineer splitting it.
 OVERSIZED_BEING_SPLIT: dict[str, str] = {
-    "gpupool/config/loader.py": "gate",
     "gpupool/ci/action.py": "gate",
     "policies/facts/network.py": "infra-aws",
     "policies/facts/kubernetes.py": "k8s-readers",

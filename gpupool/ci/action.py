@@ -234,12 +234,12 @@ class Action:
     # -- which stacks ------------------------------------------------------------------------
 
     def stack_dir(self) -> Path:
-        from gpupool.config.loader import _find_project, _stack_config_dir
+        from gpupool.config.stackfile import find_project, stack_config_dir
 
-        project = _find_project(self.cwd)
+        project = find_project(self.cwd)
         if project is None:
             return self.cwd / "stacks"
-        return project.parent / _stack_config_dir(project)
+        return project.parent / stack_config_dir(project)
 
     def stacks(self, changed: list[str] | None) -> list[str]:
         folder = self.stack_dir()

@@ -18,14 +18,10 @@ from typing import Any
 from gpupool import __version__
 from gpupool.catalog import Catalog, InstanceType, load_catalog
 from gpupool.config import LoadedStack, StackConfig, parse_flat_config
-from gpupool.config.loader import (
-    _find_project,
-    _stack_config_dir,
-    display_path,
-    resolve_gpu,
-    resolve_tiers,
-)
+from gpupool.config.gpus import resolve_gpu
+from gpupool.config.loader import resolve_tiers
 from gpupool.config.remote_gpu import ResolvedTier
+from gpupool.config.stackfile import display_path, find_project, stack_config_dir
 from gpupool.errors import InputError
 from gpupool.teams import Team, load_teams
 from gpupool.teams.render import Choice, render_config, stack_yaml
@@ -95,11 +91,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _project_dirs(cwd: Path) -> tuple[Path, Path]:
     """The project's folder (where stack files' relative paths start) and its stacks folder."""
-    project = _find_project(cwd)
+    project = find_project(cwd)
     if project is None:
         raise InputError(f"{cwd}: expected a Pulumi project (Pulumi.yaml here or above) whose "
                          "stack files new-stack writes")
-    return project.parent, project.parent / _stack_config_dir(project)
+    return project.parent, project.parent / stack_config_dir(project)
 
 
 def _what(config: StackConfig) -> str:

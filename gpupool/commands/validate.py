@@ -11,8 +11,8 @@ import sys
 
 from gpupool.catalog import load_catalog
 from gpupool.config import load_stack
+from gpupool.config.gpus import offerings_note
 from gpupool.config.kubernetes import RemoteGpuConfig
-from gpupool.config.loader import offerings_note
 
 
 def run(args: argparse.Namespace) -> int:

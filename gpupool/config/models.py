@@ -9,32 +9,47 @@ Kubernetes pools) arrive as new optional top-level keys, so existing stacks keep
 from __future__ import annotations
 
 import ipaddress
-import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
-from pydantic_core import PydanticCustomError
 
-from gpupool.config import kubernetes as k8s_config
-from gpupool.config.base import ConfigModel, duplicate_names
+from gpupool.config.base import duplicate_names
 from gpupool.config.images import AMI_ID, ImagePins
-from gpupool.config.kubernetes import KubernetesPoolConfig
+from gpupool.config.kubernetes import PATTERN_HINTS as K8S_HINTS
+from gpupool.config.kubernetes import KubernetesPoolConfig, kubernetes_problems
 from gpupool.config.monitoring import PATTERN_HINTS as MONITORING_HINTS
 from gpupool.config.monitoring import MonitoringConfig
+from gpupool.config.pool import (  # re-exported: the pool's keys are part of the stack's model
+    _NAME,
+    _SUBNET_ID,
+    _TAG_VALUE,
+    Arch,
+    Environment,
+    GpuPoolConfig,
+    _Model,
+    cross_field_error,
+    size_problems,
+)
+from gpupool.config.remote_gpu import RemoteGpuTierConfig
 
-if TYPE_CHECKING:  # defined in its own module, which extends GpuPoolConfig and completes
-    from gpupool.config.remote_gpu import RemoteGpuTierConfig  # StackConfig (model_rebuild)
+__all__ = [
+    "PATTERN_HINTS",
+    "Arch",
+    "Environment",
+    "GpuPoolConfig",
+    "NetworkConfig",
+    "RemoteGpuTierConfig",
+    "StackConfig",
+    "cross_field_error",
+    "network_problems",
+    "size_problems",
+]
 
-Arch = Literal["x86_64", "arm64"]
-Environment = Literal["dev", "staging", "prod", "sandbox", "test"]
-_NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")
-_TAG_VALUE = re.compile(r"^[A-Za-z0-9_ .:/=+\-@]+$")
 # Tags land on EC2, Auto Scaling and IAM resources: IAM's rules are the strictest (letters,
 # separators, numbers and _ . : / = + - @; keys 1-128, EC2 keys at most 127; values at most 256).
 _TAG_TEXT = r"^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$"
 _VPC_ID = r"^vpc-[0-9a-f]{8,17}$"
-_SUBNET_ID = r"^subnet-[0-9a-f]{8,17}$"
 _REGION = r"^[a-z]{2}(-gov)?-[a-z]+-\d$"
 
 # What each pattern means, in words a user can act on (pydantic would print the regex).
@@ -48,36 +63,9 @@ PATTERN_HINTS: dict[str, str] = {
     AMI_ID: "an AMI id such as ami-0a1b2c3d4e5f67890",
     _TAG_TEXT: "letters, digits, spaces and _ . : / = + - @ only (the characters AWS allows in "
     "tags of every service the pools use)",
-    **k8s_config.PATTERN_HINTS,
+    **K8S_HINTS,
     **MONITORING_HINTS,
 }
-
-
-def cross_field_error(field: str, expected: str) -> PydanticCustomError:
-    """An error about one key that depends on others; the loader reports it under ``field``."""
-    return PydanticCustomError(
-        "cross_field", "{field}: {expected}", {"field": field, "expected": expected}
-    )
-
-
-def size_problems(
-    min_size: int, max_size: int, desired: int | None, on_demand_base: int
-) -> list[tuple[str, str]]:
-    """(key, expectation) for every inconsistency between a pool's sizes."""
-    out: list[tuple[str, str]] = []
-    if min_size > max_size:
-        out.append(("minSize", f"expected at most maxSize ({max_size}), got {min_size}"))
-    elif desired is not None and not min_size <= desired <= max_size:
-        out.append(
-            (
-                "desiredCapacity",
-                f"expected a value between minSize ({min_size}) and maxSize ({max_size}), "
-                f"got {desired}",
-            )
-        )
-    if on_demand_base > max_size:
-        out.append(("onDemandBase", f"expected at most maxSize ({max_size}), got {on_demand_base}"))
-    return out
 
 
 def network_problems(
@@ -90,9 +78,6 @@ def network_problems(
     if not create_vpc and not (vpc_id and subnet_ids):
         return [("createVpc", "expected createVpc: true, or vpcId together with subnetIds")]
     return []
-
-
-_Model = ConfigModel
 
 
 class NetworkConfig(_Model):
@@ -124,44 +109,6 @@ class NetworkConfig(_Model):
         return self
 
 
-class GpuPoolConfig(_Model):
-    """One autoscaling pool of the smallest instance size carrying one GPU model.
-
-    There is deliberately no ``instanceType`` key: the kit picks the smallest size for the GPU,
-    and capacity grows by ``maxSize`` (more instances), never by a bigger size.
-    """
-
-    name: Annotated[str, Field(pattern=_NAME.pattern)]
-    gpu: Annotated[str, Field(min_length=1, description="GPU model (T4, A10G, L4, …) or family")]
-    arch: Arch = "x86_64"
-    min_size: Annotated[int, Field(ge=0, le=1000)] = 0
-    max_size: Annotated[int, Field(ge=1, le=1000)]
-    desired_capacity: Annotated[int | None, Field(ge=0, le=1000)] = None
-    on_demand_base: Annotated[int, Field(ge=0, le=1000)] = 0
-    spot_share: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0
-    target_gpu_utilisation: Annotated[float, Field(ge=40, le=90)] = 70.0
-    root_volume_gib: Annotated[int, Field(ge=30, le=16384)] = 100
-    warmup_seconds: Annotated[int, Field(ge=0, le=3600)] = 300
-    team: Annotated[
-        str | None, Field(min_length=1, max_length=64, pattern=_TAG_VALUE.pattern)
-    ] = None
-    cost_center: Annotated[
-        str | None, Field(min_length=1, max_length=64, pattern=_TAG_VALUE.pattern)
-    ] = None
-    # Training pools: instances launch protected from scale-in, so target tracking never
-    # terminates one that runs a job; the job scheduler (or the instance itself, with
-    # gpupool-scale-in-protection off) releases it when the job is done.
-    scale_in_protection: bool = False
-
-    @model_validator(mode="after")
-    def _sizes(self) -> GpuPoolConfig:
-        for key, expected in size_problems(
-            self.min_size, self.max_size, self.desired_capacity, self.on_demand_base
-        ):
-            raise cross_field_error(key, expected)
-        return self
-
-
 class StackConfig(_Model):
     """Everything one stack declares. Validated before any resource is declared."""
 
@@ -184,7 +131,7 @@ class StackConfig(_Model):
     @classmethod
     def _kubernetes(cls, v: list[KubernetesPoolConfig], info: ValidationInfo
                     ) -> list[KubernetesPoolConfig]:
-        problem = k8s_config.kubernetes_problems(v, info.data)
+        problem = kubernetes_problems(v, info.data)
         if problem:
             raise ValueError(problem)
         return v

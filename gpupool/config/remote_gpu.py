@@ -36,7 +36,7 @@ from gpupool.catalog.network import (
     single_gpu_sizes,
     smallest_for_bandwidth,
 )
-from gpupool.config.models import _SUBNET_ID, GpuPoolConfig, StackConfig, _Model
+from gpupool.config.pool import _SUBNET_ID, GpuPoolConfig, _Model
 from gpupool.config.remoting_keys import (  # the keys Kubernetes proxies share
     RTT_CEILING_US,
     BudgetConfig,
@@ -91,10 +91,6 @@ class RemoteGpuTierConfig(GpuPoolConfig):
     subnet_id: Annotated[str | None, Field(pattern=_SUBNET_ID)] = None
     clients: ClientGroupConfig | None = None
     network_kind: Literal["auto", "tcp"] = "auto"  # auto: ENA Express where both ends have it
-
-
-# StackConfig names RemoteGpuTierConfig for its optional ``remoteGpu`` key; it is complete now.
-StackConfig.model_rebuild(_types_namespace={"RemoteGpuTierConfig": RemoteGpuTierConfig})
 
 
 # --------------------------------------------------------------------------- sizing
