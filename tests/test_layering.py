@@ -57,7 +57,6 @@ CYCLES_BEING_FIXED: dict[frozenset[str], str] = {
 OVERSIZED_BEING_SPLIT: dict[str, str] = {
     "gpupool/ci/action.py": "gate",
     "policies/facts/network.py": "infra-aws",
-    "policies/facts/kubernetes.py": "k8s-readers",
     "policies/rules/gpu_pool_scales_on_utilisation.py": "terraform",
     "policies/rules/gpu_no_vertical_upsize.py": "terraform",
     "policies/rules/gpu_capacity_vs_utilisation.py": "debt-prom",

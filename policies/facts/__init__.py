@@ -12,15 +12,15 @@ the plan does not know a value: never a guess, never a default that would let a 
 One module per subject: ``values`` (reading one value), ``instances`` (instance types, metadata
 options), ``storage`` (EBS volumes), ``tags``, ``scaling`` (scaling policies), ``capacity``
 (GPUs and cost at max size, chargeback tag values), ``network`` (proxy roles and budgets,
-placement, ingress, load balancers), ``kubernetes`` (objects, pod GPUs, quotas,
-autoscalers, Karpenter requirements) and ``index``
+placement, ingress, load balancers), ``k8s`` (a subpackage: objects, one reader per
+workload kind, pod GPUs, quotas, autoscalers, Karpenter requirements) and ``index``
 (:class:`PlanIndex`, the links between the resources of one plan). This package re-exports
 them, so ``from policies.facts import PlanIndex`` keeps working.
 """
 
 from __future__ import annotations
 
-from policies.facts import kubernetes
+from policies.facts import k8s
 from policies.facts.capacity import Capacity, gpu_capacity, tag_value
 from policies.facts.index import GroupPolicies, Link, PlanIndex
 from policies.facts.instances import (
@@ -33,7 +33,7 @@ from policies.facts.instances import (
     overrides,
     own_instance_types,
 )
-from policies.facts.kubernetes import (
+from policies.facts.k8s import (
     ContainerGpus,
     K8sObject,
     NodeRequirements,
@@ -44,7 +44,6 @@ from policies.facts.kubernetes import (
     k8s_object,
     namespace_key,
     node_requirements,
-    pod_gpus,
     quantity,
     quota_gpus,
     scale_target,
@@ -97,8 +96,8 @@ __all__ = [
     "http_tokens",
     "inputs_of",
     "is_map",
+    "k8s",
     "k8s_object",
-    "kubernetes",
     "launch_tags",
     "metadata_options",
     "namespace_key",
@@ -109,7 +108,6 @@ __all__ = [
     "overrides",
     "own_instance_types",
     "own_tag",
-    "pod_gpus",
     "quantity",
     "quota_gpus",
     "resource_tags",

@@ -13,8 +13,7 @@ from pydantic import Field
 
 from gpupool.catalog import Catalog
 from gpupool.catalog.model import HOURS_PER_MONTH, GpuChange
-from policies.facts import InstanceTypes
-from policies.facts import kubernetes as k8s
+from policies.facts import InstanceTypes, k8s
 from policies.model import ChangeKind, ResourceChange, ResourceKind
 from policies.rules._common import (
     cannot_verify,
@@ -336,27 +335,37 @@ class GpuNoVerticalUpsize(Rule):
 
 
 def _pod_upsize(change: ResourceChange) -> Iterable[Finding]:
-    """GPUs per pod of a pod template, old against new: more is vertical scaling."""
+    """GPUs per pod of each pod template (role), old against new: more is vertical scaling."""
     new_obj = k8s.k8s_object(change, "new")
-    new = k8s.pod_gpus(new_obj) if new_obj is not None else None
-    if new is None:
+    new_wl = k8s.workload(new_obj) if new_obj is not None else None
+    if new_wl is None:
         return
-    new_gpus = new.per_pod if not new.unknown else None
+    old_obj = k8s.k8s_object(change, "old") if change.old is not None else None
+    old_wl = k8s.workload(old_obj) if old_obj is not None else None
+    old_roles = {r.name: r for r in old_wl.roles} if old_wl is not None else {}
+    for role in new_wl.roles or (k8s.Role("", k8s.PodGpus(unknown=new_wl.unknown)),):
+        old = old_roles.get(role.name)
+        if old_wl is not None and old_wl.unknown:
+            old = k8s.Role(role.name, k8s.PodGpus(unknown=old_wl.unknown))
+        yield from _role_upsize(change, new_wl, role, old)
+
+
+def _role_upsize(change: ResourceChange, wl: k8s.Workload, new: k8s.Role,
+                 old: k8s.Role | None) -> Iterable[Finding]:
+    new_gpus = new.pods.per_pod
+    who = wl.who(new)
     if change.old is None:
         if new_gpus is None or new_gpus > 0:
             yield Finding(change.address, cannot_verify(
-                f"the old pod template of {k8s.describe(new_obj)} is not known (no baseline), so "
-                "its GPUs per pod cannot be compared"), unknown=True)  # type: ignore[arg-type]
+                f"the old pod template of {who} is not known (no baseline), so "
+                "its GPUs per pod cannot be compared"), unknown=True)
         return
-    old_obj = k8s.k8s_object(change, "old")
-    old = k8s.pod_gpus(old_obj) if old_obj is not None else None
-    old_gpus = old.per_pod if old is not None and not old.unknown else (0.0 if old is None
-                                                                         else None)
+    old_gpus = old.pods.per_pod if old is not None else 0.0
     if old_gpus is None or new_gpus is None:
         if (old_gpus or 0) > 0 or (new_gpus or 0) > 0 or new_gpus is None:
             side = "new" if new_gpus is None else "old"
             yield Finding(change.address, cannot_verify(
-                f"the {side} GPUs per pod of {k8s.describe(new_obj)} are unknown until apply"),
+                f"the {side} GPUs per pod of {who} are unknown until apply"),
                 unknown=True)
         return
     if new_gpus <= old_gpus:
@@ -364,7 +373,7 @@ def _pod_upsize(change: ResourceChange) -> Iterable[Finding]:
     a, b = count(old_gpus), count(new_gpus)
     factor = count(new_gpus / old_gpus) if old_gpus else b
     yield Finding(change.address, (
-        f"{k8s.describe(new_obj)}: GPUs per pod {a} → {b} is vertical scaling (each pod now "
+        f"{who}: GPUs per pod {a} → {b} is vertical scaling (each pod now "
         f"needs a node with {b} free GPUs, and holds them busy or idle); keep {a or 1} GPU"
         f"{'s' if (old_gpus or 1) != 1 else ''} per pod and run {factor} × the replicas"),
         detail={"old_gpus_per_pod": old_gpus, "new_gpus_per_pod": new_gpus})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from policies.facts import kubernetes as k8s
+from policies.facts import k8s
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify, prop
 from policies.rules.base import Enforcement, Example, Finding, Rule, RuleContext, RuleMeta
@@ -89,22 +89,27 @@ class K8sGpuLimits(Rule):
                 yield Finding(change.address, cannot_verify("the manifest is unknown until apply"),
                               unknown=True)
             return
-        pods = k8s.pod_gpus(obj)
-        if pods is None:
+        wl = k8s.workload(obj)
+        if wl is None:
             return
-        if pods.unknown:
-            yield Finding(change.address, cannot_verify(f"{k8s.describe(obj)}: {pods.unknown}"),
+        if wl.unknown:
+            yield Finding(change.address, cannot_verify(f"{wl.who()}: {wl.unknown}"),
                           unknown=True)
             return
-        who = k8s.describe(obj)
-        for c in pods.gpu_containers:
-            where = prop(change.type, f"{k8s.container_path(obj, pods, c)}.resources")
-            if c.unknown:
-                yield Finding(change.address, cannot_verify(f"{who} container {c.name}: "
-                                                            f"{c.unknown}"), unknown=True)
+        for role in wl.roles:
+            who = wl.who(role)
+            if role.pods.unknown:
+                yield Finding(change.address, cannot_verify(f"{who}: {role.pods.unknown}"),
+                              unknown=True)
                 continue
-            for resource in c.resources:
-                yield from _judge(change.address, who, c, resource, where)
+            for c in role.pods.gpu_containers:
+                where = prop(change.type, c.resources_path)
+                if c.unknown:
+                    yield Finding(change.address, cannot_verify(f"{who} container {c.name}: "
+                                                                f"{c.unknown}"), unknown=True)
+                    continue
+                for resource in c.resources:
+                    yield from _judge(change.address, who, c, resource, where)
 
 
 def _judge(address: str, who: str, c: k8s.ContainerGpus, resource: str, where: str

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from policies.facts import kubernetes as k8s
+from policies.facts import k8s
 from policies.model import UNKNOWN, ChangeKind, ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify
 from policies.rules.base import Enforcement, Example, Finding, Rule, RuleContext, RuleMeta
@@ -110,10 +110,8 @@ class K8sGpuNamespaceQuota(Rule):
             elif obj.kind == "ResourceQuota":
                 quotas.setdefault(key, []).append(_Quota(change, k8s.quota_gpus(obj)))
             else:
-                pods = k8s.pod_gpus(obj)
-                if pods is None:
-                    continue
-                used = tuple(dict.fromkeys(r for c in pods.gpu_containers for r in c.resources))
+                wl = k8s.workload(obj)
+                used = wl.gpu_resources if wl is not None else ()
                 if used:
                     workloads.append((change, obj, used))
         for change, obj, used in workloads:

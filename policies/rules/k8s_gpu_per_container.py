@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import Field
 
-from policies.facts import kubernetes as k8s
+from policies.facts import k8s
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify, count, prop
 from policies.rules.base import (
@@ -127,49 +127,66 @@ class K8sGpuPerContainer(Rule):
             yield Finding(change.address, cannot_verify("the manifest is unknown until apply"),
                           unknown=True)
             return
-        pods = k8s.pod_gpus(obj)
-        if pods is None:
+        wl = k8s.workload(obj)
+        if wl is None:
             return
-        if pods.unknown:
-            yield Finding(change.address, cannot_verify(
-                f"{k8s.describe(obj)}: {pods.unknown}"), unknown=True)
+        if wl.unknown:
+            yield Finding(change.address, cannot_verify(f"{wl.who()}: {wl.unknown}"),
+                          unknown=True)
             return
         params: Params = ctx.params
-        allowed = params.max_gpus_per_container
-        if _multi_gpu_allowed(obj, params):
-            allowed = max(allowed, params.multi_gpu_max)
-        for c in pods.gpu_containers:
-            where = prop(change.type, k8s.container_path(obj, pods, c))
-            if c.unknown:
+        for role in wl.roles:
+            if role.pods.unknown:
                 yield Finding(change.address, cannot_verify(
-                    f"{k8s.describe(obj)} container {c.name}: {c.unknown}"), unknown=True)
+                    f"{wl.who(role)}: {role.pods.unknown}"), unknown=True)
                 continue
-            for resource in c.resources:
-                q = c.count(resource)
-                if q.unknown:
-                    yield Finding(change.address, cannot_verify(
-                        f"{k8s.describe(obj)} container {c.name}: {resource} unknown until "
-                        "apply"), unknown=True)
-                elif q.value is not None and q.value > allowed:
-                    side = "limits" if resource in c.limits else "requests"
-                    scale = _SCALE_BY.get(obj.kind, "replicas")
-                    n = count(q.value)
-                    yield Finding(change.address, (
-                        f"{k8s.describe(obj)}: container {c.name} asks for {n} × {resource} "
-                        f"({where}.resources.{side}); at most {allowed} per container: run "
-                        f"{n} × the {scale} with {allowed} GPU{'s' if allowed != 1 else ''} "
-                        "each instead (scale out, not up)"),
-                        detail={"container": c.name, "resource": resource, "gpus": q.value,
-                                "allowed": allowed})
+            allowed = params.max_gpus_per_container
+            if _multi_gpu_allowed(obj, role, params):
+                allowed = max(allowed, params.multi_gpu_max)
+            for c in role.pods.gpu_containers:
+                yield from self._judge(change, wl, role, c, allowed)
+
+    def _judge(self, change: ResourceChange, wl: k8s.Workload, role: k8s.Role,
+               c: k8s.ContainerGpus, allowed: int) -> Iterable[Finding]:
+        if c.unknown:
+            yield Finding(change.address, cannot_verify(
+                f"{wl.who(role)} container {c.name}: {c.unknown}"), unknown=True)
+            return
+        where = prop(change.type, c.resources_path)
+        for resource in c.resources:
+            q = c.count(resource)
+            if q.unknown:
+                yield Finding(change.address, cannot_verify(
+                    f"{wl.who(role)} container {c.name}: {resource} unknown until apply"),
+                    unknown=True)
+            elif q.value is not None and q.value > allowed:
+                side = "limits" if resource in c.limits else "requests"
+                n = count(q.value)
+                yield Finding(change.address, (
+                    f"{wl.who(role)}: container {c.name} asks for {n} × {resource} "
+                    f"({where}.{side}); at most {allowed} per container: run "
+                    f"{n} × the {_scale_by(change, wl, role)} with {allowed} "
+                    f"GPU{'s' if allowed != 1 else ''} each instead (scale out, not up)"),
+                    detail={"container": c.name, "resource": resource, "gpus": q.value,
+                            "allowed": allowed})
 
 
-def _multi_gpu_allowed(obj: k8s.K8sObject, params: Params) -> bool:
+def _scale_by(change: ResourceChange, wl: k8s.Workload, role: k8s.Role) -> str:
+    """What to multiply: replicas, a Job's parallelism, pods, a kind's own count (size)."""
+    fixed = _SCALE_BY.get(wl.obj.kind) if wl.reader == "builtin" else None
+    if fixed:
+        return fixed
+    path = role.replicas.path
+    return prop(change.type, path).rsplit(".", 1)[-1] if path else "replicas"
+
+
+def _multi_gpu_allowed(obj: k8s.K8sObject, role: k8s.Role, params: Params) -> bool:
     if isinstance(obj.namespace, str) and obj.namespace in params.multi_gpu_namespaces:
         return True
     if not params.multi_gpu_labels:
         return False
     labels = dict(obj.labels)
-    labels.update(k8s.template_labels(obj))
+    labels.update(role.labels or {})
     return all(labels.get(k) == v for k, v in params.multi_gpu_labels.items())
 
 

@@ -6,13 +6,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from policies.facts import kubernetes as k8s
+from policies.facts import k8s
 from policies.model import UNKNOWN, ChangeKind, ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify
 from policies.rules.base import Enforcement, Example, Finding, Rule, RuleContext, RuleMeta
 
 _GONE = (ChangeKind.DELETE, ChangeKind.READ)
-SCALABLE = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"})
 
 _DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment",
                "metadata": {"name": "embeddings", "namespace": "ml"},
@@ -112,7 +111,7 @@ class K8sGpuWorkloadAutoscaled(Rule):
     def check(self, changes: Sequence[ResourceChange], ctx: RuleContext) -> Iterable[Finding]:
         scalers: dict[tuple[Any, str, str], list[_Scaler]] = {}
         unresolved: list[_Scaler] = []
-        workloads: list[tuple[ResourceChange, k8s.K8sObject]] = []
+        workloads: list[tuple[ResourceChange, k8s.Workload]] = []
         for change in changes:
             if change.kind not in self.meta.kinds or change.change in _GONE:
                 continue
@@ -128,19 +127,20 @@ class K8sGpuWorkloadAutoscaled(Rule):
                     unresolved.append(scaler)
                 else:
                     scalers.setdefault((key, target.kind, target.name), []).append(scaler)
-            elif obj.kind in SCALABLE:
-                pods = k8s.pod_gpus(obj)
-                if pods is not None and (pods.gpu_containers or pods.unknown):
-                    workloads.append((change, obj))
-        for change, obj in workloads:
-            yield from self._judge(change, obj, scalers, unresolved)
+            else:
+                wl = k8s.workload(obj)
+                if wl is not None and wl.lifecycle is k8s.Lifecycle.SERVICE and wl.gpu:
+                    workloads.append((change, wl))
+        for change, wl in workloads:
+            yield from self._judge(change, wl, scalers, unresolved)
 
-    def _judge(self, change: ResourceChange, obj: k8s.K8sObject,
+    def _judge(self, change: ResourceChange, wl: k8s.Workload,
                scalers: dict[tuple[Any, str, str], list[_Scaler]],
                unresolved: list[_Scaler]) -> Iterable[Finding]:
-        who = k8s.describe(obj)
+        obj = wl.obj
+        who = wl.who()
         key = k8s.namespace_key(change, obj)
-        if k8s.replicas(obj) == 0:
+        if wl.gpu_roles and all(r.replicas.max == 0 for r in wl.gpu_roles):
             return  # parked: it holds no GPU
         if key is UNKNOWN or not isinstance(obj.name, str):
             yield Finding(change.address, cannot_verify(

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import Field
 
 from gpupool.catalog import Catalog, InstanceType
-from policies.facts import kubernetes as k8s
+from policies.facts import k8s
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify, prop, usd
 from policies.rules.base import (

@@ -98,14 +98,14 @@ def test_helm_rendered_gpu_operator_passes_and_says_why() -> None:
     from policies.sources import load_plans
 
     (plan,) = load_plans([str(path)])
-    from policies.facts import kubernetes as k8s_facts
+    from policies.facts import k8s as k8s_facts
 
     worker = next(c for c in plan.changes if c.type == "kubernetes:apps/v1:DaemonSet")
     assert worker.after["spec"]["template"]["spec"]["tolerations"][-1]["key"] == "nvidia.com/gpu"
     obj = k8s_facts.k8s_object(worker)
     assert obj is not None
-    pods = k8s_facts.pod_gpus(obj)
-    assert pods is not None and pods.containers and pods.gpu_containers == ()
+    wl = k8s_facts.workload(obj)
+    assert wl is not None and wl.roles[0].pods.containers and not wl.gpu
 
 
 @pytest.mark.parametrize(("gpus", "expected"), [

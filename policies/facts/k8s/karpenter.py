@@ -1,0 +1,51 @@
+"""A Karpenter NodePool's (v1/v1beta1) or Provisioner's (v1alpha5) scheduling requirements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from policies.facts.k8s.objects import K8sObject
+from policies.facts.values import block, blocks, is_map
+from policies.model import UNKNOWN
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    key: str
+    operator: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRequirements:
+    """A NodePool's or Provisioner's requirements, or why they are unknown."""
+
+    requirements: tuple[Requirement, ...] = ()
+    unknown: str | None = None
+    path: str = "spec.template.spec.requirements"
+
+
+def node_requirements(obj: K8sObject) -> NodeRequirements:
+    spec = obj.spec
+    path = "spec.requirements" if obj.kind == "Provisioner" else "spec.template.spec.requirements"
+    if spec is UNKNOWN:
+        return NodeRequirements(unknown="spec unknown until apply", path=path)
+    node: Any = spec or {}
+    if obj.kind != "Provisioner":
+        for part in ("template", "spec"):
+            node = block(node.get(part)) if is_map(node) else None
+            if node is UNKNOWN:
+                return NodeRequirements(unknown=f"{part} unknown until apply", path=path)
+            node = node or {}
+    raw = blocks(node.get("requirements")) if is_map(node) else []
+    if raw is UNKNOWN:
+        return NodeRequirements(unknown="requirements unknown until apply", path=path)
+    out: list[Requirement] = []
+    for r in raw:
+        if not is_map(r) or r.get("key") is UNKNOWN or r.get("values") is UNKNOWN:
+            return NodeRequirements(unknown="a requirement is unknown until apply", path=path)
+        values = r.get("values")
+        vals = tuple(str(v) for v in values) if isinstance(values, list) else ()
+        out.append(Requirement(str(r.get("key", "")), str(r.get("operator", "")), vals))
+    return NodeRequirements(tuple(out), None, path)
