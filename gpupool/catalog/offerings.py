@@ -1,6 +1,6 @@
 """Which region offers which catalog GPU type: recorded from EC2, read by ``gpupool validate``.
 
-``data/offerings.json`` is written by ``python -m gpupool.catalog.offerings`` from EC2
+``data/offerings.json`` is written by ``python -m gpupool.catalog.record_offerings`` from EC2
 DescribeRegions and DescribeInstanceTypeOfferings (``LocationType=region``) through boto3, so
 ``AWS_ENDPOINT_URL`` points it at a moto server (which carries AWS's offering data; the bundled
 file was recorded that way) or, with credentials, at real EC2 (the account's enabled regions).
@@ -14,7 +14,6 @@ seconds against moto, and the catalog's rows do not depend on it.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -92,28 +91,3 @@ def record(types: Sequence[str], regions: Sequence[str] | None = None,
         "skipped": skipped,
         "regions": dict(sorted(out.items())),
     }
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m gpupool.catalog.offerings", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--region", action="append", help="only these regions (repeat)")
-    p.add_argument("--output", type=Path, default=None, help="default: the bundled file")
-    args = p.parse_args(argv)
-    from gpupool.catalog.model import load_catalog
-
-    types = sorted(t.instance_type for t in load_catalog())
-    try:
-        doc = record(types, args.region)
-    except InputError as e:
-        for line in e.problems:
-            print(f"offerings: {line}")
-        return 2
-    output = args.output or bundled_path()
-    output.write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"wrote {output}: {len(doc['regions'])} regions")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -119,8 +119,8 @@ def offerings_note(config: StackConfig, catalog: Catalog | None = None) -> str:
     source = (catalog.meta.get("offerings") or {})
     if offered is None:
         return (f"{config.region}: no recorded instance type offerings, so whether it offers "
-                "the pools' types was not checked (python -m gpupool.catalog.offerings records "
-                "them)")
+                "the pools' types was not checked (python -m gpupool.catalog.record_offerings "
+                "records them)")
     return (f"{config.region} offers every pool's instance type ({source.get('source', '?')}, "
             f"recorded {source.get('recorded_at', '?')})")
 

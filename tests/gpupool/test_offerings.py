@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from gpupool.catalog import load_catalog
-from gpupool.catalog.offerings import load_offerings, main
+from gpupool.catalog.offerings import load_offerings
+from gpupool.catalog.record_offerings import main
 
 
 def test_recording_regions_reproduces_the_bundled_offerings(

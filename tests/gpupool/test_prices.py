@@ -19,10 +19,10 @@ from gpupool.catalog.prices import (
     build_document,
     karpenter_prices,
     load_price_table,
-    main,
     table_from_document,
     vantage_prices,
 )
+from gpupool.catalog.record_prices import main
 from gpupool.errors import InputError
 
 KARPENTER_EXCERPT = """\
