@@ -26,8 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
+import policies.sources.fields as fields
 from policies.model import ChangeKind, Plan, ResourceChange, resource_kind
-from policies.sources import fields
 from policies.sources.fields import camel_path
 from policies.sources.pulumi_values import (
     dependency_references,

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+import policies.sources.fields as fields
 from policies.model import UNKNOWN, ChangeKind, Plan, ResourceChange, resource_kind
-from policies.sources import fields
 from policies.sources.reading import fail, problem, want_list
 from policies.sources.terraform_refs import References
 from policies.sources.tfaddr import Segment, split_module_address
