@@ -38,4 +38,48 @@ class Repo:
 
 
 
+def _read_line(text: str, index: int) -> tuple[str | None, str | None, int]:
+    """(line, its line break or None at the end, index after it), as the runner's ReadLine."""
+    if index >= len(text):
+        return None, None, index
+    at = text.find("\n", index)
+    if at < 0:
+        return text[index:], None, len(text)
+    if at > index and text[at - 1] == "\r":
+        return text[index:at - 1], "\r\n", at + 1
+    return text[index:at], "\n", at + 1
+
+
+def runner_outputs(text: str) -> dict[str, str]:
+    """``$GITHUB_OUTPUT`` read as the GitHub runner reads it (actions/runner,
+    src/Runner.Worker/FileCommandManager.cs, ``EnvFileKeyValuePairs``): line by line,
+    ``NAME=VALUE`` when ``=`` comes before any ``<<``, else ``NAME<<DELIMITER`` and the text up
+    to the line break before a line equal to the delimiter; a later line for a name replaces an
+    earlier one; an unmatched delimiter fails the step."""
+    out: dict[str, str] = {}
+    line, _, index = _read_line(text, 0)
+    while line is not None:
+        if line:
+            eq, heredoc = line.find("="), line.find("<<")
+            if eq >= 0 and (heredoc < 0 or eq < heredoc):
+                name, value = line.split("=", 1)
+                assert name, f"Invalid format {line!r}. Name must not be empty"
+                out[name] = value
+            elif heredoc >= 0:
+                name, delimiter = line.split("<<", 1)
+                assert name and delimiter, f"Invalid format {line!r}"
+                start = end = index
+                temp, newline, index = _read_line(text, index)
+                while temp != delimiter:
+                    assert temp is not None, f"Matching delimiter not found {delimiter!r}"
+                    assert newline is not None, "Invalid value. EOF marker missing new line."
+                    end = index - len(newline)
+                    temp, newline, index = _read_line(text, index)
+                out[name] = text[start:end] if end > start else ""
+            else:
+                raise AssertionError(f"Invalid format {line!r}")
+        line, _, index = _read_line(text, index)
+    return out
+
+
 RunAction = Callable[..., tuple[int, str]]

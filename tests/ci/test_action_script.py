@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from action_support import CONFIG, TEAMS, Repo, RunAction
+from action_support import CONFIG, TEAMS, Repo, RunAction, runner_outputs
 
 OUT = "reports"
 
@@ -32,8 +32,7 @@ def quota_checks(repo: Repo) -> list[list[str]]:
 
 
 def outputs(tmp_path: Path) -> dict[str, str]:
-    lines = (tmp_path / "github-output").read_text().splitlines()
-    return dict(line.split("=", 1) for line in lines)
+    return runner_outputs((tmp_path / "github-output").read_text())
 
 
 def edit_stack(repo: Repo, name: str = "dev", max_size: int = 8) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gpupool.ci.action import GOVERNED
+from gpupool.ci.trusted import GOVERNED
 from gpupool.teams import load_teams
 
 ROOT = Path(__file__).resolve().parents[2]
