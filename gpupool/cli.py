@@ -386,8 +386,12 @@ def _add_debt(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="CloudWatch period (default: the smallest giving ≤ 200 points)")
     d.add_argument("--by", choices=("pool", "team"), default="pool")
     d.add_argument("--format", choices=("text", "json", "csv"), default="text")
-    d.add_argument("--chart", metavar="FILE", help="write a chart (.png or .svg)")
+    d.add_argument("--chart", metavar="FILE", help="write a chart (.png or .svg), after the "
+                   "report")
     d.add_argument("--output", metavar="FILE")
+    d.add_argument("--deadline", metavar="SECONDS", default="900",
+                   help="give up reading after this long in all, retries included (default "
+                   "900)")
 
 
 # One adder per command, in the order ``gpupool --help`` lists them.

@@ -1,10 +1,11 @@
 """``gpupool debt [--region R] [--since 7d | --start T --end T] [--period S] [--by pool|team]
-[--format text|json|csv] [--chart FILE.png|FILE.svg] [--output FILE]``.
+[--format text|json|csv] [--chart FILE.png|FILE.svg] [--output FILE] [--deadline S]``.
 
 Reads the region's GPU autoscaling groups and their CloudWatch series (boto3: the standard
 credential chain, ``AWS_ENDPOINT_URL`` honoured) and reports capacity, allocation, use and
 compute debt per pool and team. The window, the chart's file name and the region are checked
-before any API call; AWS failures are one line and exit 2.
+before any API call; AWS failures are one line and exit 2. The report is written before the
+chart is drawn, so a chart that fails (one line, exit 2) never loses the report.
 """
 
 from __future__ import annotations
@@ -22,15 +23,17 @@ def run(args: argparse.Namespace) -> int:
     from gpupool.catalog import load_catalog
     from gpupool.debt.aws import make_clients
     from gpupool.debt.chart import FORMATS
+    from gpupool.debt.deadline import Deadline, parse_deadline
     from gpupool.debt.render import render_csv, render_json, render_text
     from gpupool.debt.report import build_report
     from gpupool.debt.window import resolve_window
 
     window = resolve_window(since=args.since, start=args.start, end=args.end,
                             period=args.period)
-    if args.chart and Path(args.chart).suffix.lower() not in FORMATS:
-        raise InputError(f"--chart {args.chart}: expected a file name ending in .png or .svg")
-    clients = make_clients(args.region)
+    if args.chart:
+        _check_chart(args.chart, FORMATS)
+    deadline = Deadline(parse_deadline(args.deadline))
+    clients = make_clients(args.region, deadline=deadline)
     with _progress() as progress:
         report = build_report(clients, window, load_catalog(region=clients.region),
                               progress=progress)
@@ -42,11 +45,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         color, width = (False, None) if args.output else _terminal()
         text = render_text(report, args.by, width=width, color=color)
-    if args.chart:
-        from gpupool.debt.chart import write_chart
-
-        write_chart(report, args.chart, args.by)
-        sys.stderr.write(f"gpupool debt: chart written to {args.chart}\n")
     from gpupool.output import write_output, write_stdout
 
     if args.output:
@@ -54,7 +52,22 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"gpupool debt: {args.format} report written to {args.output}\n")
     else:
         write_stdout(text)
+    if args.chart:  # after the report: a chart that fails loses nothing
+        from gpupool.debt.chart import write_chart
+
+        write_chart(report, args.chart, args.by)
+        sys.stderr.write(f"gpupool debt: chart written to {args.chart}\n")
     return 0
+
+
+def _check_chart(path: str, formats: dict[str, str]) -> None:
+    """Before any API call: a known suffix, into a directory that exists."""
+    chart = Path(path)
+    if chart.suffix.lower() not in formats:
+        raise InputError(f"--chart {path}: expected a file name ending in .png or .svg")
+    if not chart.parent.is_dir():
+        raise InputError(f"--chart {path}: expected an existing directory for it, "
+                         f"{chart.parent} is none")
 
 
 Advance = Callable[[int], None]

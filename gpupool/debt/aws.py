@@ -22,6 +22,14 @@ SERVICES = ("autoscaling", "ec2", "cloudwatch", "compute-optimizer")
 T = TypeVar("T")
 
 
+class NotTheDocument(Exception):
+    """A 200 answer whose body is not the API's document (HTML from a proxy, empty, cut off).
+
+    botocore reads an HTML or empty body of a CBOR/JSON API as an empty answer, which would
+    look like "no group metrics"; it is a failed read, never an answer.
+    """
+
+
 @dataclass
 class ApiCalls:
     """Calls (one per operation invoked) and requests (every attempt, retries included)."""
@@ -76,8 +84,9 @@ def known_regions() -> set[str]:
     return out
 
 
-def make_clients(region: str | None, session: Any = None) -> Clients:
-    """Clients for ``region`` (default: the environment's), with call counting on all of them."""
+def make_clients(region: str | None, session: Any = None, deadline: Any = None) -> Clients:
+    """Clients for ``region`` (default: the environment's), with call counting on all of them
+    and, when given, the :class:`~gpupool.debt.deadline.Deadline` checked before each attempt."""
     import boto3
     from botocore.config import Config
 
@@ -99,6 +108,8 @@ def make_clients(region: str | None, session: Any = None) -> Clients:
         c = session.client(service, region_name=region, config=cfg)
         c.meta.events.register("before-call", calls.on_call)
         c.meta.events.register("before-send", calls.on_send)
+        if deadline is not None:
+            c.meta.events.register("before-send", deadline.on_send)
         return c
 
     return Clients(
@@ -121,6 +132,7 @@ def aws_errors(what: str, endpoint: str) -> Iterator[None]:
         NoRegionError,
         PartialCredentialsError,
     )
+    from botocore.parsers import ResponseParserError
 
     try:
         yield
@@ -133,6 +145,20 @@ def aws_errors(what: str, endpoint: str) -> Iterator[None]:
     except NoRegionError:
         raise InputError("--region: expected a region (or AWS_REGION / AWS_DEFAULT_REGION)"
                          ) from None
+    except NotTheDocument as e:
+        raise InputError(f"{endpoint}: {what} answered with a body that is not the API's "
+                         f"document ({e}: an HTML page from a proxy, an empty or a truncated "
+                         "body?); nothing was read") from None
+    except ResponseParserError:
+        raise InputError(f"{endpoint}: {what} answered with a body that cannot be parsed (an "
+                         "HTML page from a proxy, an empty or a truncated body?); nothing was "
+                         "read") from None
+    except KeyError as e:
+        if not _raised_in_botocore(e):
+            raise
+        raise InputError(f"{endpoint}: {what} answered without its result element ({e}): an "
+                         "HTML page from a proxy, or not the API's document; nothing was read"
+                         ) from None
     except ClientError as e:
         err = e.response.get("Error", {})
         code, message = err.get("Code", "?"), err.get("Message", "")
@@ -142,10 +168,29 @@ def aws_errors(what: str, endpoint: str) -> Iterator[None]:
         raise InputError(f"{endpoint}: {what} failed: {e}") from None
 
 
+def _raised_in_botocore(e: BaseException) -> bool:
+    """A KeyError from botocore's response parser (a query-protocol answer without its
+    ``<Operation>Result`` element), not one of ours."""
+    tb = e.__traceback__
+    last = None
+    while tb is not None:
+        last = tb
+        tb = tb.tb_next
+    return last is not None and "botocore" in last.tb_frame.f_code.co_filename
+
+
+def expect(page: Any, key: str, operation: str) -> Any:
+    """``page[key]``: a page without the key the API always sends is not its document."""
+    if not isinstance(page, dict) or key not in page:
+        raise NotTheDocument(f"no {key} in the {operation} answer")
+    return page[key]
+
+
 def paginate(client: Any, operation: str, key: str, **kwargs: Any) -> Iterator[Any]:
-    """Items under ``key`` of every page of ``operation`` (botocore paginator)."""
+    """Items under ``key`` of every page of ``operation`` (botocore paginator; it stops on a
+    repeated token itself). A page without ``key`` is not the API's document."""
     for page in client.get_paginator(operation).paginate(**kwargs):
-        yield from page.get(key) or ()
+        yield from expect(page, key, operation) or ()
 
 
 def chunks(items: list[T], size: int) -> Iterator[list[T]]:

@@ -165,8 +165,16 @@ def write_chart(report: Report, path: str, by: Literal["pool", "team"] = "pool")
     fmt = FORMATS.get(Path(path).suffix.lower())
     if fmt is None:
         raise InputError(f"--chart {path}: expected a file name ending in .png or .svg")
-    fig = draw(report, by)
+    try:
+        fig = draw(report, by)
+    except ImportError as e:
+        raise InputError(f"--chart {path}: drawing needs matplotlib ({e.name or e} is not "
+                         "installed); the report itself was written") from None
+    except (ValueError, RuntimeError, OverflowError, MemoryError) as e:
+        raise InputError(f"--chart {path}: cannot draw the chart ({type(e).__name__}: {e}); "
+                         "the report itself was written") from None
     try:
         fig.savefig(path, format=fmt, dpi=110)
     except OSError as e:
-        raise InputError(f"--chart {path}: cannot write there ({e.strerror or e})") from None
+        raise InputError(f"--chart {path}: cannot write there ({e.strerror or e}); the report "
+                         "itself was written") from None

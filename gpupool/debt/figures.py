@@ -10,6 +10,11 @@ Per period bucket *i* of length *h* hours, for a pool of *g* GPUs per instance:
 and over the window: X_gpu_hours = Σ X(i) × h, **debt = allocated − used**,
 **idle = capacity − allocated**, **utilisation = used / allocated**.
 
+Missing data is never zero, and an impossible reading is never clamped into a measurement:
+a utilisation outside 0–100 % or a negative group size (a broken agent, a bad custom metric) is
+left out of every figure, its bucket counted as unmeasured (or, for the group metrics, missing),
+and named in an ``impossible-reading`` finding; the guardrail will not vouch for such a pool.
+
 Missing data is never zero. A bucket with instances in service but no utilisation datapoint is
 *unmeasured*: its allocation is reported as ``unmeasured_gpu_hours`` and left out of use, debt
 and utilisation (which are then figures over the measured part). A pool with allocation and no
@@ -95,6 +100,7 @@ class PoolFigures:
     expected_hours: float  # hours of the window the group existed
     peak_in_service: float | None
     findings: list[dict[str, str]] = field(default_factory=list)
+    impossible_readings: int = 0  # datapoints left out: outside 0-100 %, or negative sizes
 
     @property
     def name(self) -> str:
@@ -111,13 +117,35 @@ def _add(a: float | None, b: float | None) -> float | None:
     return a if b is None else a + b
 
 
+@dataclass
+class _Impossible:
+    """Datapoints no real group or GPU can report, by series; the first one for the message."""
+
+    count: int = 0
+    first: str = ""
+
+    def keep(self, series: dict[int, float], what: str, window: Window, low: float,
+             high: float | None) -> dict[int, float]:
+        kept: dict[int, float] = {}
+        for i, v in sorted(series.items()):
+            if v < low or (high is not None and v > high):
+                self.count += 1
+                if not self.first:
+                    self.first = f"{what} {v:g} at {window.bucket_start(i):%Y-%m-%d %H:%M} UTC"
+            else:
+                kept[i] = v
+        return kept
+
+
 def pool_figures(pool: Pool, readings: Readings, window: Window) -> PoolFigures:
     g = float(pool.gpus_per_instance)
     h = window.bucket_hours
-    ins = readings.of(pool.name, IN_SERVICE.key)
-    mx = readings.of(pool.name, MAX_SIZE.key)
-    util = readings.of(pool.name, UTILISATION.key)
-    mem = readings.of(pool.name, MEMORY_UTILISATION.key)
+    bad = _Impossible()
+    ins = bad.keep(readings.of(pool.name, IN_SERVICE.key), IN_SERVICE.metric, window, 0, None)
+    mx = bad.keep(readings.of(pool.name, MAX_SIZE.key), MAX_SIZE.metric, window, 0, None)
+    util = bad.keep(readings.of(pool.name, UTILISATION.key), UTILISATION.metric, window, 0, 100)
+    mem = bad.keep(readings.of(pool.name, MEMORY_UTILISATION.key), MEMORY_UTILISATION.metric,
+                   window, 0, 100)
     n = window.buckets
     first = _first_bucket(pool.created, window)
 
@@ -137,7 +165,7 @@ def pool_figures(pool: Pool, readings: Readings, window: Window) -> PoolFigures:
             if alloc == 0:
                 used = 0.0
             elif i in util:
-                used = min(max(util[i], 0.0), 100.0) / 100 * alloc
+                used = util[i] / 100 * alloc
         cap_t.append(cap)
         alloc_t.append(alloc)
         used_t.append(used)
@@ -203,6 +231,12 @@ def pool_figures(pool: Pool, readings: Readings, window: Window) -> PoolFigures:
         findings.append(_finding(pool, "group-metrics-gaps", (
             f"group metrics are missing for {missing:,.1f} of {expected_buckets * h:,.1f} "
             "hours; capacity and allocation cover the hours with data")))
+    if bad.count:
+        findings.append(_finding(pool, "impossible-reading", (
+            f"{bad.count} impossible reading(s) left out, never clamped (first: {bad.first}; "
+            "utilisation must be 0-100 %, group sizes at least 0): the publisher is broken, "
+            "so the pool's figures cover the other buckets and the guardrail cannot vouch for "
+            "it")))
     if pool.team is None:
         findings.append(_finding(pool, "untagged", (
             "no team tag: its GPU-hours are charged to no one (tag the group with team and "
@@ -223,6 +257,7 @@ def pool_figures(pool: Pool, readings: Readings, window: Window) -> PoolFigures:
         expected_hours=expected_buckets * h,
         peak_in_service=peak,
         findings=findings,
+        impossible_readings=bad.count,
     )
 
 

@@ -18,7 +18,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpupool.debt.aws import Clients, Progress, aws_errors, chunks, no_progress
+from gpupool.debt.aws import (
+    Clients,
+    NotTheDocument,
+    Progress,
+    aws_errors,
+    chunks,
+    expect,
+    no_progress,
+)
 from gpupool.debt.discover import Pool
 from gpupool.debt.window import MAX_POINTS, Window
 
@@ -108,6 +116,7 @@ def read_series(clients: Clients, pools: Sequence[Pool], window: Window,
 def _read_batch(cw: Any, queries: list[dict[str, Any]], window: Window,
                 by_id: Mapping[str, tuple[str, SeriesSpec]], out: Readings) -> int:
     token: str | None = None
+    seen: set[str] = set()
     pages = 0
     while True:
         kwargs: dict[str, Any] = {
@@ -122,7 +131,7 @@ def _read_batch(cw: Any, queries: list[dict[str, Any]], window: Window,
         response = cw.get_metric_data(**kwargs)
         pages += 1
         out.calls += 1
-        for result in response.get("MetricDataResults") or []:
+        for result in expect(response, "MetricDataResults", "GetMetricData") or []:
             target = by_id.get(str(result.get("Id")))
             if target is None:
                 continue
@@ -142,3 +151,6 @@ def _read_batch(cw: Any, queries: list[dict[str, Any]], window: Window,
         token = response.get("NextToken")
         if not token:
             return pages
+        if token in seen:  # CloudWatch never repeats one: reading on would never end
+            raise NotTheDocument(f"the same NextToken came back twice after {pages} pages")
+        seen.add(token)

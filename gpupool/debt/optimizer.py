@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpupool.catalog import Catalog
-from gpupool.debt.aws import Clients, chunks
+from gpupool.debt.aws import Clients, NotTheDocument, chunks
 from gpupool.debt.discover import Pool
 
 BATCH = 100
@@ -83,18 +83,24 @@ def read_recommendations(clients: Clients, pools: Sequence[Pool],
     try:
         for batch in chunks(sorted(arns), BATCH):
             token: str | None = None
+            seen: set[str] = set()
             while True:
                 kwargs: dict[str, Any] = {"autoScalingGroupArns": batch}
                 if token:
                     kwargs["nextToken"] = token
                 page = co.get_auto_scaling_group_recommendations(**kwargs)
-                for rec in page.get("autoScalingGroupRecommendations") or []:
+                if "autoScalingGroupRecommendations" not in page:
+                    raise NotTheDocument("no autoScalingGroupRecommendations")
+                for rec in page["autoScalingGroupRecommendations"] or []:
                     name = arns.get(rec.get("autoScalingGroupArn", "")) or rec.get(
                         "autoScalingGroupName", "?")
                     view.by_pool[name] = _recommendation(name, rec, catalog)
                 token = page.get("nextToken")
                 if not token:
                     break
+                if token in seen:
+                    raise NotTheDocument("the same nextToken came back twice")
+                seen.add(token)
     except ClientError as e:
         err = e.response.get("Error", {})
         code = str(err.get("Code", "?"))
@@ -103,6 +109,10 @@ def read_recommendations(clients: Clients, pools: Sequence[Pool],
             "AccessDeniedException": "not allowed to read Compute Optimizer "
                                      "(compute-optimizer:GetAutoScalingGroupRecommendations)",
         }.get(code, f"Compute Optimizer unavailable ({code})")
+        view.by_pool.clear()
+        return view
+    except NotTheDocument as e:
+        view.reason = f"Compute Optimizer's answer is not its API's document ({e})"
         view.by_pool.clear()
         return view
     except BotoCoreError as e:

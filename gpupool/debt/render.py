@@ -1,5 +1,11 @@
-# ruff: noqa: RUF001, RUF003  (× is the multiplication sign users read)
-"""The report as text (rich tables), CSV (the JSON rows' columns) or JSON."""
+# ruff: noqa: RUF003  (× is the multiplication sign users read)
+"""The report as text (rich tables, :mod:`gpupool.debt.text`), CSV (the JSON rows' columns)
+or JSON.
+
+CSV cells that a spreadsheet would run as a formula (text starting with ``=``, ``+``, ``-``,
+``@``, a tab or a carriage return: pool, team and cost-centre names are user data) are written
+with a leading apostrophe, as OWASP advises; numbers are written as numbers.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +14,11 @@ import io
 import json
 from typing import Any, Literal
 
-from gpupool.debt.discover import ROLE_LABELS
 from gpupool.debt.report import POOL_COLUMNS, TEAM_COLUMNS, Report
+from gpupool.debt.text import gh, new_console, pct, plain, pool_rows, table, usd, width_for
 
 By = Literal["pool", "team"]
-NOT_MEASURED = "not measured"
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def render_json(report: Report) -> str:
@@ -36,105 +42,71 @@ def _csv_value(value: Any) -> Any:
     if value is None:
         return ""  # missing, never 0
     if isinstance(value, list):
-        return ";".join(str(v) for v in value)
+        value = ";".join(str(v) for v in value)
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value  # a name, not a formula
     return value
-
-
-def _gh(value: float | None, missing: str = NOT_MEASURED) -> str:
-    return missing if value is None else f"{value:,.1f}"
-
-
-def _pct(value: float | None, missing: str = NOT_MEASURED) -> str:
-    return missing if value is None else f"{value:.1%}"
-
-
-def _usd(value: float | None) -> str:
-    return "—" if value is None else f"${value:,.2f}"
-
-
-def _missing(row: dict[str, Any]) -> str:
-    return "no metrics" if row.get("status") == "no group metrics" else NOT_MEASURED
 
 
 def render_text(report: Report, by: By = "pool", *, width: int | None = None,
                 color: bool = False) -> str:
-    from rich.console import Console
-    from rich.table import Table
+    """The text report at ``width`` (default: ``COLUMNS``, else 100); see gpupool.debt.text."""
+    from rich.text import Text
 
-    buf = io.StringIO()
-    console = Console(file=buf, width=width or 150, color_system="standard" if color else None,
-                      force_terminal=color, highlight=False)
+    width = width_for(width)
+    console, buf = new_console(width, color)
+
+    def say(head: str, rest: str = "") -> None:
+        console.print(Text.assemble((head, "bold"), rest))
+
     d = report.to_dict()
     w, t = d["window"], d["totals"]
-    console.print(f"[bold]Compute debt[/bold], {report.region}, {w['start']} .. {w['end']} "
-                  f"({w['hours']:,.0f} h, {w['period_s']} s periods): {len(report.pools)} GPU "
-                  f"pools of {report.groups_seen} autoscaling groups; figures in GPU-hours")
-    table = Table(pad_edge=False)
-    first = "pool" if by == "pool" else "team"
-    lead_cols = ["team", "type"] if by == "pool" else ["pools"]
-    for col in (first, *lead_cols, "capacity", "allocated", "used", "debt", "idle",
-                "utilisation", "debt $", "debt $/month"):
-        table.add_column(col, justify="left" if col in (first, "team", "type") else "right",
-                         no_wrap=col in (first, "type"))
-    rows: list[dict[str, Any]] = d["pools"] if by == "pool" else d["teams"]
-    for r in rows:
-        if by == "pool":
-            name = r["pool"] + ROLE_LABELS.get(r["role"], "")
-            lead = [name, r["team"] or "(untagged)",
-                    f"{r['instance_type']} {r['gpus_per_instance']:g}×{r['gpu_model']}"]
-        else:
-            lead = [r["team"], f"{r['pools']}" + (f" ({r['not_measured_pools']} not measured)"
-                                                  if r["not_measured_pools"] else "")]
-        util = r["utilisation"]
-        missing = _missing(r)
-        style = "red" if util is not None and util < report.threshold else ""
-        table.add_row(*lead, _gh(r["capacity_gpu_hours"], missing),
-                      _gh(r["allocated_gpu_hours"], missing), _gh(r["used_gpu_hours"], missing),
-                      _gh(r["debt_gpu_hours"], missing), _gh(r["idle_gpu_hours"], missing),
-                      _pct(util, missing), _usd(r["debt_usd"]), _usd(r["debt_usd_per_month"]),
-                      style=style)
-    console.print(table)
-    console.print(
-        f"[bold]Total[/bold]: capacity {_gh(t['capacity_gpu_hours'])} GPU-h, allocated "
-        f"{_gh(t['allocated_gpu_hours'])}, used {_gh(t['used_gpu_hours'])} "
-        f"({_pct(t['utilisation'])} of the measured allocation), debt "
-        f"{_gh(t['debt_gpu_hours'])} GPU-h = {_usd(t['debt_usd'])} "
-        f"({_usd(t['debt_usd_per_month'])}/month at on-demand prices); idle capacity "
-        f"{_gh(t['idle_gpu_hours'])} GPU-h")
+    say("Compute debt", f", {plain(report.region)}, {w['start']} .. {w['end']} "
+        f"({w['hours']:,.0f} h, {w['period_s']} s periods): {len(report.pools)} GPU pools of "
+        f"{report.groups_seen} autoscaling groups; figures in GPU-hours")
+    table(console, *pool_rows(d, by), width=width)
+    say("Total", f": capacity {gh(t['capacity_gpu_hours'])} GPU-h, allocated "
+        f"{gh(t['allocated_gpu_hours'])}, used {gh(t['used_gpu_hours'])} "
+        f"({pct(t['utilisation'])} of the measured allocation), debt "
+        f"{gh(t['debt_gpu_hours'])} GPU-h = {usd(t['debt_usd'])} "
+        f"({usd(t['debt_usd_per_month'])}/month at on-demand prices); idle capacity "
+        f"{gh(t['idle_gpu_hours'])} GPU-h")
     if t["unmeasured_gpu_hours"]:
-        console.print(f"  {t['unmeasured_gpu_hours']:,.1f} allocated GPU-hours have no "
-                      "utilisation measurement and are in no use or debt figure")
+        console.print(Text(f"  {t['unmeasured_gpu_hours']:,.1f} allocated GPU-hours have no "
+                           "utilisation measurement and are in no use or debt figure"))
     offenders = d["offenders"]
     if offenders:
-        console.print("[bold]Top offenders[/bold]: " + "; ".join(
-            f"{o['pool']} ({o['team'] or 'untagged'}): {_pct(o['utilisation'])}, "
-            f"{o['debt_gpu_hours']:,.1f} GPU-h, {_usd(o['debt_usd'])}" for o in offenders))
+        say("Top offenders", ": " + "; ".join(
+            f"{plain(o['pool'])} ({plain(o['team'] or 'untagged')}): {pct(o['utilisation'])}, "
+            f"{o['debt_gpu_hours']:,.1f} GPU-h, {usd(o['debt_usd'])}" for o in offenders))
     if report.advice:
-        console.print("[bold]Recommendations[/bold] (alternatives per pool; savings overlap):")
+        say("Recommendations", " (alternatives per pool; savings overlap):")
         for a in report.advice:
             save = "" if a.usd_per_month is None and not a.gpus else (
                 f" — {a.gpus:,.1f} GPUs" + ("" if a.usd_per_month is None else
                                            f", ${a.usd_per_month:,.0f}/month"))
-            console.print(f"  {a.pool}: {a.change}{save}: {a.message}")
+            console.print(Text(f"  {plain(a.pool)}: {plain(a.change)}{save}: "
+                               f"{plain(a.message)}"))
     co = report.optimizer
     if co.status == "on" and co.by_pool:
-        console.print("[bold]AWS Compute Optimizer[/bold]:")
+        say("AWS Compute Optimizer", ":")
         for name in sorted(co.by_pool):
             rec = co.by_pool[name]
             opts = rec["options"]
             best = opts[0] if opts else {}
             vertical = " (a bigger size of the same GPU: the kit advises scaling out " \
                        "instead)" if best.get("vertical") else ""
-            console.print(f"  {name}: {rec['finding']}, GPU {_pct(rec['gpu_utilisation'])}"
-                          + (f"; suggests {best.get('instance_type')}{vertical}" if best else ""))
+            console.print(Text(
+                f"  {plain(name)}: {plain(rec['finding'])}, GPU {pct(rec['gpu_utilisation'])}"
+                + (f"; suggests {plain(best.get('instance_type'))}{vertical}" if best else "")))
     else:
-        console.print(f"AWS Compute Optimizer: {co.status} ({co.reason})")
+        console.print(Text(f"AWS Compute Optimizer: {co.status} ({plain(co.reason)})"))
     findings = [f for f in report.findings if f["finding"] != "low-utilisation"]
     if findings:
-        console.print("[bold]Findings[/bold]:")
+        say("Findings", ":")
         for f in findings:
-            console.print(f"  {f['pool'] or '-'}: {f['message']}")
+            console.print(Text(f"  {plain(f['pool'] or '-')}: {plain(f['message'])}"))
     detail = d["api_calls_detail"]
-    console.print(f"{report.api_calls} API calls ({report.metric_calls} GetMetricData, "
-                  f"{detail.get('retries', 0)} retries)")
+    console.print(Text(f"{report.api_calls} API calls ({report.metric_calls} GetMetricData, "
+                       f"{detail.get('retries', 0)} retries)"))
     return buf.getvalue()

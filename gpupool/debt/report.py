@@ -32,7 +32,8 @@ POOL_COLUMNS = (
     "min_size", "max_size", "desired_capacity", "target_utilisation", "spot_share", "status",
     "capacity_gpu_hours", "allocated_gpu_hours", "used_gpu_hours", "debt_gpu_hours",
     "idle_gpu_hours", "unmeasured_gpu_hours", "utilisation", "memory_utilisation",
-    "price_per_gpu_hour", "allocated_usd", "debt_usd", "debt_usd_per_month", "arn",
+    "impossible_readings", "price_per_gpu_hour", "allocated_usd", "debt_usd",
+    "debt_usd_per_month", "arn",
 )
 TEAM_COLUMNS = (
     "team", "pools", "not_measured_pools", "capacity_gpu_hours", "allocated_gpu_hours",
@@ -114,6 +115,7 @@ class Report:
             "status": f.status,
             **self._sums_row(f.sums),
             "memory_utilisation": _r(f.memory_utilisation, 4),
+            "impossible_readings": f.impossible_readings,
             "price_per_gpu_hour": _r(f.price_per_gpu_hour, 6),
             "allocated_usd": _r(f.sums.allocated_usd, 2),
             "debt_usd": _r(f.sums.debt_usd, 2),

@@ -54,6 +54,7 @@ class SnapshotPool(_Lenient):
     utilisation: _Fraction | None = None
     debt_usd: _NonNegative | None = None
     price_per_gpu_hour: _NonNegative | None = None
+    impossible_readings: Annotated[int, Field(ge=0)] = 0  # left out of the figures
 
     @property
     def measured(self) -> bool:

@@ -296,6 +296,12 @@ class GpuCapacityVsUtilisation(Rule):
             return Finding(group.address, cannot_verify(
                 f"{adds} on GPU pool {measured.pool}, which the snapshot could not measure "
                 f"({measured.status}: {why})"), unknown=True)
+        if measured.impossible_readings:
+            return Finding(group.address, cannot_verify(
+                f"{adds} on GPU pool {measured.pool}, whose readings include "
+                f"{measured.impossible_readings} impossible value(s) (utilisation outside "
+                "0-100 %, or negative sizes): its publisher is broken, so its "
+                f"{measured.utilisation:.1%} is not a measurement to judge by"), unknown=True)
         limit = _threshold(params, [measured.pool, group.name,
                                     *(n for n in [text(group.after.get("name"))]
                                       if isinstance(n, str))])
@@ -329,11 +335,12 @@ def _snapshot(pools: list[dict[str, Any]], generated: str = "2026-11-30T06:00:00
 
 
 def _pool(name: str, utilisation: float | None, *, debt: float | None = None,
-          usd_: float | None = None, status: str = "measured") -> dict[str, Any]:
+          usd_: float | None = None, status: str = "measured", impossible: int = 0
+          ) -> dict[str, Any]:
     return {"pool": name, "team": "research", "instance_type": "g4dn.xlarge",
             "gpus_per_instance": 1, "status": status, "min_size": 2, "desired_capacity": 2,
             "max_size": 4, "allocated_gpu_hours": 336.0, "utilisation": utilisation,
-            "debt_gpu_hours": debt, "debt_usd": usd_}
+            "debt_gpu_hours": debt, "debt_usd": usd_, "impossible_readings": impossible}
 
 
 def _group(name: str, old_max: int | None, new_max: int, *, min_size: int = 2,
@@ -425,6 +432,15 @@ GpuCapacityVsUtilisation.examples = (
         params={**_FRESH, "utilisationSnapshot": _snapshot(
             [_pool("gpu-inference", None, status="not measured")])},
         message_contains=["cannot verify", "which the snapshot could not measure"],
+    ),
+    Example(
+        title="A pool whose agent reported impossible values (150 % utilisation)",
+        allowed=False,
+        unknown=True,
+        resources=[_group("gpu-inference", 4, 8)],
+        params={**_FRESH, "utilisationSnapshot": _snapshot(
+            [_pool("gpu-inference", 0.71, status="partial", impossible=3)])},
+        message_contains=["cannot verify", "3 impossible value(s)"],
     ),
 )
 

@@ -332,7 +332,7 @@ def test_remote_gpu_proxy_tiers_and_kubernetes_node_groups(moto: str, window: Wi
     assert {"inference-g5", "batch-g5"} <= set(merges[0]["change"].replace(",", " ").split())
     assert ("staging-remote-proxies", "lower-min") in {(r["pool"], r["action"])
                                                        for r in d["recommendations"]}
-    text = render_text(report)
+    text = render_text(report, width=200)  # wide enough for the names on one line
     assert "staging-remote-proxies (remote-GPU proxies)" in text
     assert "eks-gpu-nodes (Kubernetes nodes)" in text
     header, *rows = render_csv(report).splitlines()
