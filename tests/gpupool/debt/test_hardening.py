@@ -1,4 +1,4 @@
-# ruff: noqa: RUF001, RUF003  (× as users read it)
+# ruff: noqa: RUF003  (× as users read it)
 """Issue 16 items 10 and 11: what a hostile or broken endpoint, a hostile name and a narrow
 terminal did to ``gpupool debt``. Each test failed on the main of its day."""
 
