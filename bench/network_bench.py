@@ -11,7 +11,7 @@ three network rules disabled, rounds interleaved: what the rules cost a plan tha
 (placement group, two security groups and a rule, proxy and client templates and groups, a GPU
 scaling policy; one tier in ten with an open ingress rule and a load balancer attachment whose
 targets are unknown until apply). Linear growth is the goal: every link is indexed once
-(``facts.network.Pointers``), never searched per proxy.
+(``policies.facts.network.links.Pointers``), never searched per proxy.
 
 **plan**: ``gpupool plan staging`` (a remote-GPU tier with a client group) against the same stack
 file without ``gpupool:remoteGpu``, each in a fresh process: what the tier adds to an offline

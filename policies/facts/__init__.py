@@ -11,8 +11,8 @@ the plan does not know a value: never a guess, never a default that would let a 
 
 One module per subject: ``values`` (reading one value), ``instances`` (instance types, metadata
 options), ``storage`` (EBS volumes), ``tags``, ``scaling`` (scaling policies), ``capacity``
-(GPUs and cost at max size, chargeback tag values), ``network`` (proxy roles and budgets,
-placement, ingress, load balancers), ``k8s`` (a subpackage: objects, one reader per
+(GPUs and cost at max size, chargeback tag values), ``network`` (a subpackage: proxy roles
+and budgets, placement, ingress, load balancers), ``k8s`` (a subpackage: objects, one reader per
 workload kind, pod GPUs, quotas, autoscalers, Karpenter requirements) and ``index``
 (:class:`PlanIndex`, the links between the resources of one plan). This package re-exports
 them, so ``from policies.facts import PlanIndex`` keeps working.

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from policies.facts.instances import InstanceTypes, own_instance_types
-from policies.facts.network import NetworkIndex
+from policies.facts.network import Link, NetworkIndex
 from policies.facts.values import _GONE, Side, block, inputs_of, text
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 
@@ -20,15 +20,6 @@ _MODULE_PREFIX = re.compile(r"^((?:module\.[^.\[]+(?:\[[^\]]*\])?\.)*)")
 
 def _base(address: str) -> str:
     return _INDEX_SUFFIX.sub("", address)
-
-
-@dataclass(frozen=True, slots=True)
-class Link:
-    """The resources a reference resolves to, or why it cannot be resolved."""
-
-    targets: tuple[ResourceChange, ...] = ()
-    unknown: str | None = None
-    declared: bool = False  # did the resource declare the link at all?
 
 
 @dataclass(frozen=True, slots=True)

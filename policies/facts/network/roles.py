@@ -1,0 +1,153 @@
+"""Who a resource is in a proxy tier and what it promises: the ``gpupool:role`` and budget tags
+(``gpupool/tags.py``), read on the resource or on the launch template its instances start from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from gpupool.tags import CLIENT_ROLE, MAX_RTT_TAG, MIN_GBPS_TAG, PROXY_ROLE, ROLE_TAG
+from policies.facts.network.links import LAUNCHERS, LinkIndex, PlanLinks
+from policies.facts.tags import group_tags
+from policies.facts.values import Maybe, Side, blocks, inputs_of, is_map
+from policies.model import UNKNOWN, ResourceChange, ResourceKind
+
+PROXY: Final = PROXY_ROLE
+CLIENT: Final = CLIENT_ROLE
+
+
+def own_tag(change: ResourceChange, key: str, side: Side = "new") -> Any:
+    """A tag's value as written on the resource itself: ``tags``/``tags_all``, an ASG's tag
+    list, a launch template's instance tag specifications. None when absent, UNKNOWN when the
+    plan does not know it (or does not know whether it is there)."""
+    inputs = inputs_of(change, side)
+    unknown = False
+    for maps_key in ("tags", "tags_all"):
+        tags = inputs.get(maps_key)
+        if tags is UNKNOWN:
+            unknown = True
+        elif is_map(tags) and key in tags:
+            value = tags[key]
+            if value is UNKNOWN or (isinstance(value, str) and value):
+                return value
+    if change.kind is ResourceKind.AUTOSCALING_GROUP:
+        listed = group_tags(inputs)
+        if listed is UNKNOWN:
+            unknown = True
+        else:
+            for tag in listed:
+                if tag.key == key:
+                    return tag.value
+    if change.kind is ResourceKind.LAUNCH_TEMPLATE:
+        specs = blocks(inputs.get("tag_specifications"))
+        if specs is UNKNOWN:
+            unknown = True
+        else:
+            for spec in specs:
+                if not is_map(spec) or spec.get("resource_type") != "instance":
+                    continue
+                tags = spec.get("tags")
+                if tags is UNKNOWN:
+                    unknown = True
+                elif is_map(tags) and key in tags:
+                    return tags[key]
+    return UNKNOWN if unknown else None
+
+
+def budget_number(value: Any, *, zero: bool = False) -> float | Maybe | str | None:
+    """A budget tag's value: a positive number (``inf`` for no bound; 0 too when ``zero``: a
+    profile that moves no byte needs no bandwidth), UNKNOWN, None when absent, or the offending
+    text when it is not such a number."""
+    if value is None or value is UNKNOWN:
+        return value
+    if isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, int | float):
+        number = float(value)
+    else:
+        try:
+            number = float(str(value).strip())
+        except ValueError:
+            return str(value)
+    if number != number or number < 0 or (number == 0 and not zero):  # NaN, negative, zero
+        return str(value)
+    return number
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """A proxy's budget tags: Gbps and µs, or why they cannot be read."""
+
+    min_gbps: float | None = None
+    max_rtt_us: float | None = None
+    missing: tuple[str, ...] = ()  # tag keys not set
+    unknown: tuple[str, ...] = ()  # tag keys whose value is unknown until apply
+    malformed: tuple[tuple[str, str], ...] = ()  # (key, value) that is not a positive number
+    where: str = ""  # the resource the tags were read from
+
+
+class RoleFacts(LinkIndex):
+    """Roles and budgets of the plan's launchers and templates."""
+
+    def __init__(self, plan: PlanLinks) -> None:
+        super().__init__(plan)
+        self._roles: dict[str, list[ResourceChange]] | None = None
+
+    def tag(self, change: ResourceChange, key: str) -> tuple[Any, ResourceChange]:
+        """A tag of a launcher, falling back on its launch template's (what instances get)."""
+        value = own_tag(change, key)
+        if value is not None or change.kind not in LAUNCHERS:
+            return value, change
+        link = self.plan.launch_templates(change)
+        unknown = link.unknown is not None and not link.targets
+        for t in link.targets:
+            found = own_tag(t, key)
+            if found is not None:
+                return found, t
+        return (UNKNOWN if unknown else None), change
+
+    def role(self, change: ResourceChange) -> Any:
+        return self.tag(change, ROLE_TAG)[0]
+
+    def budget(self, change: ResourceChange) -> Budget:
+        values: dict[str, Any] = {}
+        where = change.address
+        for key in (MIN_GBPS_TAG, MAX_RTT_TAG):
+            value, source = self.tag(change, key)
+            values[key] = budget_number(value, zero=key == MIN_GBPS_TAG)
+            if value is not None and value is not UNKNOWN:
+                where = source.address
+        numbers = {k: v for k, v in values.items() if isinstance(v, float)}
+        return Budget(
+            min_gbps=numbers.get(MIN_GBPS_TAG),
+            max_rtt_us=numbers.get(MAX_RTT_TAG),
+            missing=tuple(k for k, v in values.items() if v is None),
+            unknown=tuple(k for k, v in values.items() if v is UNKNOWN),
+            malformed=tuple((k, v) for k, v in values.items() if isinstance(v, str)),
+            where=where,
+        )
+
+    def proxies(self) -> list[ResourceChange]:
+        """Groups and instances whose instances are GPU proxies, and proxy launch templates that
+        nothing in the plan launches from (judged on their own)."""
+        return self._with_role(PROXY)
+
+    def clients(self) -> list[ResourceChange]:
+        return self._with_role(CLIENT)
+
+    def _with_role(self, role: str) -> list[ResourceChange]:
+        if self._roles is None:  # once per plan: three rules ask
+            roles: dict[str, list[ResourceChange]] = {PROXY: [], CLIENT: []}
+            used: set[str] = set()
+            for launcher in self.launchers:
+                found = self.role(launcher)
+                if found in roles:
+                    roles[found].append(launcher)
+                used.update(t.address for t in self.plan.launch_templates(launcher).targets)
+            for t in self.templates:
+                found = own_tag(t, ROLE_TAG)
+                if found in roles and t.address not in used:
+                    roles[found].append(t)
+            self._roles = roles
+        return list(self._roles[role])
