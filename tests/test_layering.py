@@ -52,7 +52,6 @@ OVERSIZED_BEING_SPLIT: dict[str, str] = {
     "policies/rules/gpu_pool_scales_on_utilisation.py": "terraform",
     "policies/rules/gpu_no_vertical_upsize.py": "terraform",
     "policies/rules/gpu_capacity_vs_utilisation.py": "debt-prom",
-    "gpupool/cli.py": "remoting-house",
     "gpupool/remoting/replay.py": "remoting-house",
 }
 

@@ -56,3 +56,34 @@ def test_command_loads_no_heavy_module(args: tuple[str, ...]) -> None:
     assert result["out"]  # it did its work (a summary or a stack file), not an early exit
     assert result["heavy"] == []
     assert result["plugin_scan"] is False
+
+
+HELP_PROBE = """
+import contextlib, io, json, sys
+from gpupool.cli import main
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    try:
+        main(["--help"])
+    except SystemExit as e:
+        code = e.code
+print(json.dumps({"code": code, "out": out.getvalue(),
+                  "gpupool": sorted(m for m in sys.modules if m.split(".")[0] == "gpupool"),
+                  "others": sorted(m for m in sys.modules if m.split(".")[0] in
+                                   ("pydantic", "yaml", "typing", "rich", *HEAVY))}))
+"""
+
+
+def test_help_loads_only_the_argument_declarations() -> None:
+    """`gpupool --help` builds every subparser (gpupool.cliargs) and nothing a command needs:
+    no command module, no pydantic or YAML, not even ``typing``."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", f"HEAVY = {HEAVY!r}\n" + HELP_PROBE],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.splitlines()[-1])
+    assert result["code"] == 0 and "remoting" in result["out"]
+    assert result["others"] == []
+    assert {m for m in result["gpupool"]
+            if m != "gpupool.cliargs" and not m.startswith("gpupool.cliargs.")} == {
+        "gpupool", "gpupool.argtypes", "gpupool.cli"}

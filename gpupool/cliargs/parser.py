@@ -1,0 +1,94 @@
+"""The argparse parser of ``gpupool``: usage errors in one line, with a did-you-mean."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that teaches: a missing subcommand prints the help, a mistyped option, command
+    or choice gets a "did you mean", and every usage error is one line (exit 2)."""
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras and self._is_root:
+            # argparse reports them from the top parser; the subcommand's options know better
+            chosen = _chosen_parser(self, parsed)
+            chosen.error(f"unrecognized arguments: {' '.join(extras)}"
+                         f"{_suggest_options(extras, chosen)}")
+        return parsed, extras
+
+    @property
+    def _is_root(self) -> bool:
+        return " " not in self.prog
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        subs = _subcommands(self)
+        if (subs is not None and message.startswith("the following arguments are required:")
+                and argparse._get_action_name(subs) in message):
+            self.print_help()  # `gpupool`, `gpupool netcheck`: what can be done here
+            raise SystemExit(0)
+        sys.stderr.write(f"{self.prog}: {message}{_suggest_choice(message)}\n")
+        raise SystemExit(2)
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> argparse.Action | None:
+    return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+
+
+def _chosen_parser(parser: argparse.ArgumentParser, ns: argparse.Namespace
+                   ) -> argparse.ArgumentParser:
+    """The (sub)parser that parsed the deepest subcommand given."""
+    while (subs := _subcommands(parser)) is not None:
+        chosen = getattr(ns, subs.dest, None)
+        if not isinstance(chosen, str) or chosen not in subs.choices:
+            break
+        parser = subs.choices[chosen]
+    return parser
+
+
+def _close(word: str, choices: Sequence[str]) -> str | None:
+    import difflib
+
+    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def _suggest_options(extras: Sequence[str], parser: argparse.ArgumentParser) -> str:
+    options = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+    for arg in extras:
+        if arg.startswith("-"):
+            near = _close(arg.split("=", 1)[0], options)
+            if near is not None:
+                return f" (did you mean {near}?)"
+    return f" (see {parser.prog} --help)"
+
+
+def _suggest_choice(message: str) -> str:
+    import re
+
+    m = re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)$", message)
+    if m is None:
+        return ""
+    near = _close(m.group(1), re.findall(r"'([^']*)'", m.group(2)))
+    return f" (did you mean {near}?)" if near else ""
+
+
+def command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    summary: str,
+    description: str,
+    examples: Sequence[str],
+) -> argparse.ArgumentParser:
+    """A subparser with a one-line summary (for ``gpupool --help``), a description and examples."""
+    epilog = "examples:\n" + "\n".join(f"  {e}" for e in examples)
+    return sub.add_parser(
+        name,
+        help=summary,
+        description=description,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
