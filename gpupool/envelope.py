@@ -223,7 +223,7 @@ def excluded_costs(config: StackConfig) -> tuple[Excluded, ...]:
     if config.pools:
         out.append(Excluded("EBS gp3 root volumes (per GiB-month)",
                             f"{lo:,}-{hi:,} GiB at minimum-maximum size"))
-    if config.network.create_vpc and config.pools:
+    if config.pools and config.network is not None and config.network.create_vpc:
         zones = config.network.az_count
         # + Cloud Map for remote-GPU tiers, + Auto Scaling for pools that release protection
         count = (INTERFACE_ENDPOINTS + (1 if config.remote_gpu else 0)
@@ -233,8 +233,9 @@ def excluded_costs(config: StackConfig) -> tuple[Excluded, ...]:
             f"{count} endpoints x {zones} zones = {count * zones} endpoint-zones"))
     out.append(Excluded("data transfer (inter-zone, internet, S3 gateway is free)",
                         "depends on the workload"))
-    out.append(Excluded("CloudWatch custom metrics and logs (GPU metrics per group)",
-                        f"{len(config.pools)} group(s) x 6 GPU measurements"))
+    if config.pools:  # a Kubernetes-only stack publishes none to CloudWatch
+        out.append(Excluded("CloudWatch custom metrics and logs (GPU metrics per group)",
+                            f"{len(config.pools)} group(s) x 6 GPU measurements"))
     watch = config.monitoring  # gpupool:monitoring: a low-utilisation alarm per GPU group
     alarms = (len(config.pools) + len(config.remote_gpu)
               if watch.low_utilisation_alarm.enabled else 0)

@@ -46,8 +46,33 @@ def define_stack(
     working directory as under ``pulumi up``, when not given).
     """
     stack = pulumi.get_stack()
-    partition = aws.get_partition()
     tiers = resolve_tiers(config) if tiers is None else tiers
+    group_names: dict[str, pulumi.Output[str]] = {}
+    remote: dict[str, RemoteGpuTier] = {}
+    if config.pools or config.remote_gpu:  # a Kubernetes-only stack declares nothing on AWS
+        group_names, remote = define_aws(stack, config, instance_types, tiers)
+    define_kubernetes(config)  # the hybrid half: GPU pools on Kubernetes clusters
+    outputs = stack_outputs(group_names, stack_envelope(config, instance_types, tiers=tiers))
+    if remote:
+        outputs["remoteGpu"] = {
+            name: {"endpoint": t.endpoint, "port": t.port, "groupName": t.group_name,
+                   "clientSecurityGroupId": t.client_security_group_id,
+                   "instanceType": t.instance_type, **tiers[name].budget_tags()}
+            for name, t in remote.items()
+        }
+    return outputs
+
+
+def define_aws(
+    stack: str,
+    config: StackConfig,
+    instance_types: Mapping[str, InstanceType],
+    tiers: Mapping[str, ResolvedTier],
+) -> tuple[dict[str, pulumi.Output[str]], dict[str, RemoteGpuTier]]:
+    """The network, the GPU pools, the remote-GPU tiers and their monitoring; returns the
+    pools' group names and the tiers."""
+    partition = aws.get_partition()
+    assert config.network is not None  # validated: AWS pools and tiers have a network
     network = GpuNetwork(
         f"{stack}-network",
         GpuNetworkArgs.from_config(
@@ -98,16 +123,7 @@ def define_stack(
                            tiers[tier.name].proxy.gpu_model, config.chargeback(tier),
                            role="remote-GPU proxies")
                  for tier in config.remote_gpu)]))
-    define_kubernetes(config)  # the hybrid half: GPU pools on Kubernetes clusters
-    outputs = stack_outputs(group_names, stack_envelope(config, instance_types, tiers=tiers))
-    if remote:
-        outputs["remoteGpu"] = {
-            name: {"endpoint": t.endpoint, "port": t.port, "groupName": t.group_name,
-                   "clientSecurityGroupId": t.client_security_group_id,
-                   "instanceType": t.instance_type, **tiers[name].budget_tags()}
-            for name, t in remote.items()
-        }
-    return outputs
+    return group_names, remote
 
 
 def stack_outputs(

@@ -12,7 +12,7 @@ import sys
 from gpupool.catalog import load_catalog
 from gpupool.config import load_stack
 from gpupool.config.gpus import offerings_note
-from gpupool.config.kubernetes import RemoteGpuConfig
+from gpupool.config.kubernetes import KubernetesPoolConfig, RemoteGpuConfig
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
             f"  {k.name}: Kubernetes ({where}, {k.cluster.version}), {k.gpu}, "
             f"{len(k.teams)} team(s), {len(k.workloads)} workload(s), {capacity}\n"
         )
+        out.write(f"  {k.name}: GPU pods select {_selector(k)}\n")
         if k.remote_gpu is not None:
             proxy, team = k.remote_gpu, k.team(k.remote_gpu.team)
             out.write(
@@ -59,6 +60,18 @@ def run(args: argparse.Namespace) -> int:
                 "the Deep Learning Base OSS NVIDIA Driver AMI current at first deployment, kept "
                 f"after (pin gpupool:images.{arch} to move it)\n"))
     return 0
+
+
+def _selector(k: KubernetesPoolConfig) -> str:
+    """Which node labels the pool's GPU pods select, and who puts them on the nodes."""
+    shown = ", ".join(f"{key}={v}" for key, v in sorted(k.gpu_node_selector.items()))
+    if not shown:
+        return "no node label (nodeSelector: {}), only the GPU resource and the taint"
+    if k.karpenter is not None:
+        return f"{shown} (set by the pool's Karpenter NodePool)"
+    if k.node_label_prerequisite is None:
+        return f"{shown} (set by the GPU Operator)"
+    return f"{shown}, which the cluster's GPU nodes must carry (docs/kubernetes.md, prerequisites)"
 
 
 def _k8s_budget(proxy: RemoteGpuConfig) -> str:

@@ -46,9 +46,12 @@ def cross_checks(data: dict[str, Any], bad: set[tuple[Any, ...]]) -> list[tuple[
         if {"create_vpc", "vpc_id", "subnet_ids"} <= v.keys():
             for key, expected in network_problems(v["create_vpc"], v["vpc_id"], v["subnet_ids"]):
                 out.append((("network", key), expected))
-    pools = data.get("pools")
+    pools = data.get("pools", None if ("pools",) in bad else [])  # Kubernetes-only: none
     if not isinstance(pools, list):
         return out
+    if "network" not in data and (pools or data.get("remoteGpu")):
+        out.append((("network",), "expected a network (createVpc, or vpcId and subnetIds) for "
+                                  "the stack's AWS pools and tiers"))
     if not pools and not data.get("remoteGpu") and not data.get("kubernetes"):
         out.append((("pools",), "expected at least one pool (or a remoteGpu tier or kubernetes "
                                 "pool), got none"))

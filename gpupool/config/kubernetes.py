@@ -12,65 +12,28 @@ problem is reported at the key it is about (``gpupool:kubernetes[0].workloads: e
 
 from __future__ import annotations
 
-import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
 from gpupool.config.base import ConfigModel, duplicate_names
-from gpupool.config.remoting_keys import BudgetConfig, RemotingPort
-
-# Kubernetes names: DNS-1123 labels (namespaces, services) and label values.
-DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$")
-_LABEL_KEY = re.compile(
-    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
-    r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+from gpupool.config.k8s_names import (
+    DNS_LABEL,
+    K8S_VERSION,
+    PATTERN_HINTS,
+    is_label_value,
+    karpenter_settable,
+    labels,
 )
-# An image reference pinned to a version: a tag other than "latest", or a digest.
-IMAGE = r"^[a-z0-9][a-z0-9._/:-]*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[0-9a-f]{64})$"
-K8S_VERSION = r"^1\.(2[5-9]|3[0-9])$"
-QUANTITY = r"^[0-9]+(\.[0-9]+)?(m|k|Ki|Mi|Gi|Ti|M|G|T)?$"
+from gpupool.config.k8s_workloads import RemoteGpuConfig, WorkloadConfig
 
-# What each pattern means, in words (the loader prints these instead of the regex).
-PATTERN_HINTS: dict[str, str] = {
-    DNS_LABEL: "a Kubernetes name of 1-63 characters (a-z, 0-9, '-'), such as ml-research",
-    IMAGE: "a container image pinned to a version tag or digest (not :latest), such as "
-    "nvcr.io/nvidia/tritonserver:24.08-py3",
-    K8S_VERSION: "a Kubernetes minor version between 1.25 and 1.39, such as \"1.31\" (quoted)",
-    QUANTITY: "a Kubernetes quantity such as 2, 500m or 16Gi",
-}
+__all__ = ["PATTERN_HINTS", "RemoteGpuConfig", "WorkloadConfig"]  # re-exported for readers
 
-DEFAULT_NODE_SELECTOR = {"nvidia.com/gpu.present": "true"}  # set by NVIDIA's GPU feature discovery
 CLIENT_LABEL = "gpupool.io/gpu-client"
-
-
-def is_label_value(value: str) -> bool:
-    return len(value) <= 63 and bool(_LABEL_VALUE.match(value))
-
-
-def _pinned(image: str) -> str:
-    if image.endswith(":latest"):
-        raise ValueError(f"expected an image pinned to a version, not :latest, got {image!r}")
-    return image
-
-
-def _at_least_min(v: int, info: ValidationInfo) -> int:
-    low = info.data.get("min_replicas")
-    if isinstance(low, int) and v < low:
-        raise ValueError(f"expected at least minReplicas ({low}), got {v}")
-    return v
-
-
-def _labels(value: dict[str, str]) -> dict[str, str]:
-    for key, v in value.items():
-        if not _LABEL_KEY.match(key) or len(key) > 253:
-            raise ValueError(f"expected Kubernetes label keys, got {key!r}")
-        if not is_label_value(v):
-            raise ValueError(
-                f"expected Kubernetes label values (at most 63 of A-Z a-z 0-9 - _ .), got {v!r}"
-            )
-    return value
+POOL_LABEL: Final = "gpupool.io/pool"
+# Set on GPU nodes by NVIDIA's GPU Operator (from Node Feature Discovery's PCI labels) and by
+# nothing else the kit or a plain cluster runs.
+GPU_PRESENT_LABEL: Final = "nvidia.com/gpu.present"
 
 
 class ClusterConfig(ConfigModel):
@@ -103,67 +66,19 @@ class TeamConfig(ConfigModel):
         return v
 
 
-class WorkloadConfig(ConfigModel):
-    """A GPU workload template: an inference Deployment (autoscaled) or a batch Job.
-
-    There is no GPUs-per-pod key: every container gets exactly one GPU; capacity grows with
-    replicas (inference) or parallelism (batch), never with bigger pods.
-    """
-
-    name: Annotated[str, Field(pattern=DNS_LABEL)]
-    team: Annotated[str, Field(pattern=DNS_LABEL)]
-    type: Literal["inference", "batch"] = "inference"
-    image: Annotated[str, Field(pattern=IMAGE)]
-    command: list[str] = []
-    args: list[str] = []
-    port: Annotated[int, Field(ge=1, le=65535)] = 8000  # inference: the Service port
-    cpu: Annotated[str, Field(pattern=QUANTITY)] = "2"
-    memory: Annotated[str, Field(pattern=QUANTITY)] = "8Gi"
-    min_replicas: Annotated[int, Field(ge=1, le=1000)] = 1
-    max_replicas: Annotated[int, Field(ge=1, le=1000)] = 4
-    target_gpu_utilisation: Annotated[float, Field(ge=40, le=90)] = 70.0
-    parallelism: Annotated[int, Field(ge=1, le=1000)] = 1  # batch
-    completions: Annotated[int, Field(ge=1, le=100_000)] = 1  # batch
-    backoff_limit: Annotated[int, Field(ge=0, le=100)] = 3  # batch
-
-    _image = field_validator("image")(classmethod(lambda cls, v: _pinned(v)))
-
-    _replicas = field_validator("max_replicas")(
-        classmethod(lambda cls, v, info: _at_least_min(v, info)))
-
-
 class MonitoringConfig(ConfigModel):
     """DCGM exporter is always deployed; the ServiceMonitor needs the Prometheus Operator CRD."""
 
     service_monitor: bool = False
+    # labels the cluster's Prometheus selects ServiceMonitors by: kube-prometheus-stack's
+    # Prometheus takes only those labelled release: <its Helm release>
+    service_monitor_labels: dict[str, str] = {}
     prometheus_address: Annotated[str, Field(pattern=r"^https?://[^\s]+$")] = (
         "http://prometheus-operated.monitoring.svc:9090"
     )
     scrape_interval: Annotated[str, Field(pattern=r"^[0-9]+(s|m)$")] = "15s"
 
-
-class RemoteGpuConfig(ConfigModel):
-    """The remote-GPU proxy on GPU nodes: clients labelled ``gpupool.io/gpu-client`` reach it.
-
-    ``port`` and ``budget`` are the AWS tier's keys (:mod:`gpupool.config.remoting_keys`: same
-    model, bounds and meaning); ``gpu`` is the pool's. Replicas keep the Kubernetes spelling of
-    the pool's workloads (``minReplicas``/``maxReplicas``: pods, not instances). The budget is
-    carried, not sized for: the kit does not choose the cluster's nodes or network, so it puts
-    the budget on the proxy's objects (annotations) for ``gpupool netcheck probe`` to be held
-    against, and checks that a profile it names is readable.
-    """
-
-    team: Annotated[str, Field(pattern=DNS_LABEL)]
-    image: Annotated[str, Field(pattern=IMAGE)]
-    port: RemotingPort = 14833
-    min_replicas: Annotated[int, Field(ge=1, le=100)] = 1
-    max_replicas: Annotated[int, Field(ge=1, le=100)] = 4
-    target_gpu_utilisation: Annotated[float, Field(ge=40, le=90)] = 70.0
-    budget: BudgetConfig | None = None
-
-    _image = field_validator("image")(classmethod(lambda cls, v: _pinned(v)))
-    _replicas = field_validator("max_replicas")(
-        classmethod(lambda cls, v, info: _at_least_min(v, info)))
+    _labels = field_validator("service_monitor_labels")(classmethod(lambda cls, v: labels(v)))
 
 
 class KarpenterConfig(ConfigModel):
@@ -190,17 +105,62 @@ class KubernetesPoolConfig(ConfigModel):
     gpu_hourly_cost: Annotated[float, Field(ge=0, le=1000)] = 0.0  # on-premises, per GPU-hour
     gpu_operator: bool = False  # the cluster runs NVIDIA's GPU Operator: no device plugin here
     time_slicing_replicas: Annotated[int | None, Field(ge=2, le=48)] = None
-    node_selector: dict[str, str] = DEFAULT_NODE_SELECTOR
     monitoring: MonitoringConfig = MonitoringConfig()
     teams: Annotated[list[TeamConfig], Field(min_length=1, max_length=200)]
     workloads: list[WorkloadConfig] = []
     remote_gpu: RemoteGpuConfig | None = None
     karpenter: KarpenterConfig | None = None
+    # None: the label the kit guarantees (gpu_node_selector); {}: no selector at all
+    node_selector: dict[str, str] | None = None
+
+    @field_validator("time_slicing_replicas")
+    @classmethod
+    def _kit_device_plugin(cls, v: int | None, info: ValidationInfo) -> int | None:
+        if v is not None and info.data.get("gpu_operator"):
+            raise ValueError(
+                "expected no timeSlicingReplicas with gpuOperator: true: the GPU Operator runs "
+                "its own device plugin, which takes time-slicing from its ClusterPolicy "
+                "(devicePlugin.config), not from the kit")
+        return v
 
     @field_validator("node_selector")
     @classmethod
-    def _selector(cls, v: dict[str, str]) -> dict[str, str]:
-        return _labels(v)
+    def _selector(cls, v: dict[str, str] | None, info: ValidationInfo) -> dict[str, str] | None:
+        if v is None:
+            return v
+        labels(v)
+        if info.data.get("karpenter") is not None:
+            for key in v:
+                if not karpenter_settable(key):
+                    raise ValueError(
+                        "expected node labels the Karpenter NodePool can set on its nodes "
+                        "(Karpenter v1.0-v1.8 refuse the kubernetes.io and k8s.io domains, "
+                        f"every v1 release karpenter.sh and karpenter.k8s.aws), got {key!r}")
+        return v
+
+    @property
+    def gpu_node_selector(self) -> dict[str, str]:
+        """The node labels the pool's GPU pods and GPU DaemonSets select, chosen so that some
+        node carries them: on Karpenter the NodePool sets them on every node it launches;
+        with the GPU Operator (and no Karpenter) the operator sets
+        ``nvidia.com/gpu.present``; otherwise the pool's own label, which the cluster's GPU
+        nodes carry as a prerequisite (docs/kubernetes.md). A configured ``nodeSelector``
+        wins (on Karpenter the NodePool sets it too)."""
+        if self.node_selector is not None:
+            return dict(self.node_selector)
+        if self.karpenter is None and self.gpu_operator:
+            return {GPU_PRESENT_LABEL: "true"}
+        return {POOL_LABEL: self.name}
+
+    @property
+    def node_label_prerequisite(self) -> str | None:
+        """What the cluster's GPU nodes must carry that nothing the kit deploys sets, or None."""
+        wanted = self.gpu_node_selector
+        if self.karpenter is not None or not wanted:
+            return None
+        if self.node_selector is None and self.gpu_operator:
+            return None  # the GPU Operator labels its nodes
+        return ", ".join(f"{k}={v}" for k, v in sorted(wanted.items()))
 
     @field_validator("teams")
     @classmethod

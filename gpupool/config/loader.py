@@ -135,6 +135,7 @@ def parse_flat_config(
                 continue  # cross-key checks are recomputed below for every pool
             problems.append((sort_key(loc, order), error_line(source, loc, names, err)))
         bad = {tuple(err["loc"]) for err in e.errors() if err["type"] != "cross_field"}
+        bad |= {(name,) for name in broken}  # given, but not readable: not "missing"
         for loc, expected in cross_checks(data, bad):
             problems.append(located(source, loc, names, order, expected))
     pools = data.get("pools")

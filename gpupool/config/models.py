@@ -120,8 +120,8 @@ class StackConfig(_Model):
         Annotated[str, Field(min_length=1, max_length=127, pattern=_TAG_TEXT)],
         Annotated[str, Field(max_length=256, pattern=_TAG_TEXT)],
     ] = {}
-    network: NetworkConfig
-    pools: Annotated[list[GpuPoolConfig], Field(max_length=200)]
+    network: NetworkConfig | None = None  # AWS pools and tiers need it; Kubernetes pools not
+    pools: Annotated[list[GpuPoolConfig], Field(max_length=200)] = []
     kubernetes: Annotated[list[KubernetesPoolConfig], Field(max_length=50)] = []
     remote_gpu: Annotated[list[RemoteGpuTierConfig], Field(max_length=50)] = []
     images: ImagePins = ImagePins()  # pinned AMI per architecture (gpupool.config.images)
@@ -152,6 +152,15 @@ class StackConfig(_Model):
         if not (self.pools or self.remote_gpu or self.kubernetes):
             raise cross_field_error("pools", "expected at least one pool (or a remoteGpu tier "
                                              "or kubernetes pool), got none")
+        return self
+
+    @model_validator(mode="after")
+    def _network_for_aws(self) -> StackConfig:
+        """Only AWS pools and remote-GPU tiers launch into the network: a stack of Kubernetes
+        pools alone (a cluster the team already runs) has none to declare."""
+        if self.network is None and (self.pools or self.remote_gpu):
+            raise cross_field_error("network", "expected a network (createVpc, or vpcId and "
+                                               "subnetIds) for the stack's AWS pools and tiers")
         return self
 
     @model_validator(mode="after")

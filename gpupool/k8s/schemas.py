@@ -6,7 +6,10 @@ for the cluster's minor version, in their *strict* form (an unknown field is an 
 NodePool/EC2NodeClass, Prometheus Operator ServiceMonitor) use the ``openAPIV3Schema`` of their
 own CRDs, vendored in ``crds/`` (source, tag and commit in ``crds/SOURCES.md``), made strict the
 same way: an object with ``properties`` and neither ``additionalProperties`` nor
-``x-kubernetes-preserve-unknown-fields`` refuses other keys (the API server would prune them).
+``x-kubernetes-preserve-unknown-fields`` refuses other keys (the API server would prune them),
+and their CEL rules (``x-kubernetes-validations``) are evaluated too (:mod:`gpupool.k8s.cel`).
+A kind may have CRDs of several releases (Karpenter v1.0.0 and v1.14.1, the oldest and newest v1
+release the kit supports): an object must pass every one of them.
 
 Validators are built once per (version, kind) and report every problem of an object, each as
 ``<path>: <what is wrong>``.
@@ -25,11 +28,16 @@ import jsonschema
 import yaml
 from referencing import Registry, Resource
 
+from gpupool.k8s import cel
+
+# (file, the release it comes from): crds/SOURCES.md has each one's repository and commit
 CRD_FILES = (
-    "keda.sh_scaledobjects.yaml",
-    "karpenter.sh_nodepools.yaml",
-    "karpenter.k8s.aws_ec2nodeclasses.yaml",
-    "monitoring.coreos.com_servicemonitors.yaml",
+    ("keda.sh_scaledobjects.yaml", "KEDA v2.20.2"),
+    ("karpenter.sh_nodepools.yaml", "Karpenter v1.14.1"),
+    ("karpenter.sh_nodepools.v1.0.0.yaml", "Karpenter v1.0.0"),
+    ("karpenter.k8s.aws_ec2nodeclasses.yaml", "Karpenter v1.14.1"),
+    ("karpenter.k8s.aws_ec2nodeclasses.v1.0.0.yaml", "Karpenter v1.0.0"),
+    ("monitoring.coreos.com_servicemonitors.yaml", "Prometheus Operator v0.93.0"),
 )
 
 
@@ -83,18 +91,20 @@ def _builtin(version: str, api_version: str, kind: str) -> jsonschema.protocols.
 
 
 @cache
-def _crds() -> dict[tuple[str, str], dict[str, Any]]:
-    """(apiVersion, kind) → the strict openAPIV3Schema of every served version of every CRD."""
-    out: dict[tuple[str, str], dict[str, Any]] = {}
+def _crds() -> dict[tuple[str, str], list[tuple[str, dict[str, Any]]]]:
+    """(apiVersion, kind) → (release, strict openAPIV3Schema) of every served version of
+    every vendored CRD, oldest release last."""
+    out: dict[tuple[str, str], list[tuple[str, dict[str, Any]]]] = {}
     root = resources.files("gpupool.k8s").joinpath("crds")
-    for name in CRD_FILES:
+    for name, release in CRD_FILES:
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         crd = yaml.load(root.joinpath(name).read_text(), Loader=loader)  # our own vendored file
         spec = crd["spec"]
         for v in spec["versions"]:
             if v.get("served", True) and "schema" in v:
                 key = (f"{spec['group']}/{v['name']}", spec["names"]["kind"])
-                out[key] = strict(v["schema"]["openAPIV3Schema"])
+                out.setdefault(key, []).append(
+                    (release, strict(v["schema"]["openAPIV3Schema"])))
     return out
 
 
@@ -113,37 +123,43 @@ def strict(schema: Any) -> Any:
 
 
 @cache
-def _custom(api_version: str, kind: str) -> jsonschema.protocols.Validator | None:
-    schema = _crds().get((api_version, kind))
-    if schema is None:
-        return None
-    return jsonschema.Draft202012Validator(schema)
+def _custom(api_version: str, kind: str
+            ) -> list[tuple[jsonschema.protocols.Validator, dict[str, Any], str]]:
+    return [(jsonschema.Draft202012Validator(schema), schema,
+             f"the {kind} CRD's schema ({api_version}, {release})")
+            for release, schema in _crds().get((api_version, kind), [])]
 
 
 def crd_kinds() -> list[tuple[str, str]]:
     return sorted(_crds())
 
 
-def validator(obj: Mapping[str, Any], version: str) -> tuple[jsonschema.protocols.Validator, str]:
-    """The validator for an object and where its schema comes from (for messages)."""
+def validators(obj: Mapping[str, Any], version: str
+               ) -> list[tuple[jsonschema.protocols.Validator, dict[str, Any] | None, str]]:
+    """Each validator an object must pass, its CRD schema when it has CEL rules to run (None
+    for built-in kinds), and where it comes from (for messages)."""
     api, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
-    found = _custom(api, kind)
-    if found is not None:
-        return found, f"the {kind} CRD's schema ({api})"
+    custom = _custom(api, kind)
+    if custom:
+        return [(check, schema, source) for check, schema, source in custom]
     found = _builtin(version, api, kind)
     if found is not None:
-        return found, f"the Kubernetes {version} schema of {api} {kind}"
+        return [(found, None, f"the Kubernetes {version} schema of {api} {kind}")]
     raise SchemaMissing(f"no schema for {api} {kind}: neither a Kubernetes {version} kind nor "
                         f"a vendored CRD ({', '.join(k for _, k in crd_kinds())})")
 
 
 def problems(obj: Mapping[str, Any], version: str) -> Iterator[str]:
-    """Every schema violation of ``obj`` as ``<path>: <message> (<schema>)``; none if valid."""
-    check, source = validator(obj, version)
-    errors = sorted(check.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path)))
-    for e in errors:
-        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
-        yield f"{path.lstrip('.') or '(object)'}: {_short(e.message)} ({source})"
+    """Every schema violation of ``obj`` as ``<path>: <message> (<schema>)``; none if valid:
+    structure first, then (CRDs) the CEL rules of each schema it must pass."""
+    for check, schema, source in validators(obj, version):
+        errors = sorted(check.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path)))
+        for e in errors:
+            path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
+            yield f"{path.lstrip('.') or '(object)'}: {_short(e.message)} ({source})"
+        if schema is not None and not errors:
+            for path, message in cel.problems(schema, obj):
+                yield f"{path}: {_short(message)} ({source}, CEL rule)"
 
 
 def _short(message: str) -> str:

@@ -6,6 +6,14 @@ bigger size: the requirement names the type explicitly and pins ``instance-gpu-c
 GPU count, so a later edit that widens one of them still trips ``karpenter-gpu-smallest``.
 Nodes get IMDSv2 only (hop limit 1: pods cannot reach the node's role), an encrypted gp3 root
 volume, the pool's chargeback tags, and the ``nvidia.com/gpu`` taint so only GPU pods land.
+
+The nodes' labels are the pool's chargeback labels, ``gpupool.io/pool`` and whatever the pool's
+pods select, so a pod's selector never names a key the NodePool does not define (Karpenter
+refuses to launch for one). None is in the ``kubernetes.io`` domain, which the NodePool CRDs of
+Karpenter v1.0-v1.8 refuse on template labels (v1.9 dropped that rule): every v1 release takes
+these NodePools (their CRDs' schemas and CEL rules hold the rendered objects in
+tests/gpupool/test_render.py, from v1.0.0 and v1.14.1). Empty nodes are consolidated after
+``consolidateAfter`` (a GPU node nobody uses is compute debt).
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ import pulumi_kubernetes as k8s
 from gpupool.catalog import InstanceType
 from gpupool.config.kubernetes import KarpenterConfig
 from infra.k8s.labels import GPU_RESOURCE
+from infra.k8s.nodes import GPU_TAINT_KEY
 
 NODEPOOL_API: Final = "karpenter.sh/v1"
 NODECLASS_API: Final = "karpenter.k8s.aws/v1"
@@ -40,8 +49,11 @@ def node_requirements(itype: InstanceType, karpenter: KarpenterConfig) -> list[d
 
 
 def node_pool(prefix: str, name: str, itype: InstanceType, karpenter: KarpenterConfig,
-              labels: Mapping[str, str], tags: Mapping[str, str],
-              opts: pulumi.ResourceOptions) -> k8s.apiextensions.CustomResource:
+              labels: Mapping[str, str], node_labels: Mapping[str, str],
+              tags: Mapping[str, str], opts: pulumi.ResourceOptions
+              ) -> k8s.apiextensions.CustomResource:
+    """The EC2NodeClass and the NodePool; ``labels`` go on the objects, ``node_labels`` on the
+    nodes (they must include what the pool's pods select, and stay out of kubernetes.io)."""
     meta = k8s.meta.v1.ObjectMetaArgs
     node_class = k8s.apiextensions.CustomResource(
         f"{prefix}-nodeclass",
@@ -69,12 +81,12 @@ def node_pool(prefix: str, name: str, itype: InstanceType, karpenter: KarpenterC
         metadata=meta(name=name, labels=dict(labels)),
         spec={
             "template": {
-                "metadata": {"labels": dict(labels)},
+                "metadata": {"labels": dict(node_labels)},
                 "spec": {
                     "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",
                                      "name": name},
                     "requirements": node_requirements(itype, karpenter),
-                    "taints": [{"key": GPU_RESOURCE, "value": "true", "effect": "NoSchedule"}],
+                    "taints": [{"key": GPU_TAINT_KEY, "value": "true", "effect": "NoSchedule"}],
                     "expireAfter": "720h",
                 },
             },

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from gpupool.config.kubernetes import KubernetesPoolConfig, TeamConfig
+from gpupool.config.kubernetes import POOL_LABEL, KubernetesPoolConfig, TeamConfig
 from gpupool.config.models import StackConfig
 from gpupool.config.remoting_keys import BudgetConfig, tag_number
 
-POOL_LABEL: Final = "gpupool.io/pool"
 ROLE_LABEL: Final = "gpupool.io/role"  # gpu-proxy | gpu-workload | gpu-plumbing
 CHARGEBACK: Final = ("team", "cost-center", "environment")
 MANAGED_BY: Final = {
@@ -58,6 +57,19 @@ def budget_annotations(budget: BudgetConfig | None) -> dict[str, str]:
     assert budget.min_gbps is not None and budget.max_rtt_us is not None
     return {MIN_GBPS_ANNOTATION: tag_number(budget.min_gbps),
             MAX_RTT_ANNOTATION: tag_number(budget.max_rtt_us)}
+
+
+def node_labels(stack: StackConfig, pool: KubernetesPoolConfig) -> dict[str, str]:
+    """The labels a Karpenter NodePool puts on its nodes: chargeback, the pool, and whatever
+    the pool's GPU pods select (so the selector always names labels the nodes carry). None in
+    the kubernetes.io domain: Karpenter v1.0-v1.8 refuse it on a NodePool's nodes."""
+    return {
+        "team": stack.team,
+        "cost-center": stack.cost_center,
+        "environment": stack.environment,
+        POOL_LABEL: pool.name,
+        **pool.gpu_node_selector,
+    }
 
 
 def app_labels(base: dict[str, str], name: str, role: str) -> dict[str, str]:

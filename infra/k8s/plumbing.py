@@ -16,8 +16,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpupool.config.kubernetes import KubernetesPoolConfig
+from infra.k8s.awaits import SKIP_AWAIT
 from infra.k8s.images import DCGM_EXPORTER_IMAGE, DCGM_PORT, DEVICE_PLUGIN_IMAGE
 from infra.k8s.labels import GPU_RESOURCE, app_labels, selector
+from infra.k8s.nodes import gpu_tolerations, node_selector
 
 SYSTEM_NAMESPACE: Final = "gpupool-system"
 DEVICE_PLUGIN: Final = "nvidia-device-plugin"
@@ -28,11 +30,6 @@ METRIC_POD_LABELS: Final = "^(team|cost-center|environment|app.kubernetes.io/nam
 
 _Meta = k8s.meta.v1.ObjectMetaArgs
 _Core = k8s.core.v1
-
-
-def gpu_tolerations() -> list[k8s.core.v1.TolerationArgs]:
-    """GPU nodes are usually tainted ``nvidia.com/gpu:NoSchedule`` so only GPU pods land there."""
-    return [_Core.TolerationArgs(key=GPU_RESOURCE, operator="Exists", effect="NoSchedule")]
 
 
 def system_namespace(prefix: str, labels: Mapping[str, str],
@@ -72,7 +69,7 @@ def device_plugin(prefix: str, pool: KubernetesPoolConfig, labels: Mapping[str, 
                 metadata=_Meta(labels=own),
                 spec=_Core.PodSpecArgs(
                     priority_class_name="system-node-critical",
-                    node_selector=dict(pool.node_selector),
+                    node_selector=node_selector(pool),
                     tolerations=gpu_tolerations(),
                     containers=[_Core.ContainerArgs(
                         name=DEVICE_PLUGIN,
@@ -134,12 +131,16 @@ def dcgm_exporter(prefix: str, pool: KubernetesPoolConfig, labels: Mapping[str, 
                                           namespace=SYSTEM_NAMESPACE)],
         opts=opts,
     )
-    env = {
+    env = [_Core.EnvVarArgs(name=k, value=v) for k, v in {
         "DCGM_EXPORTER_LISTEN": f":{DCGM_PORT}",
         "DCGM_EXPORTER_KUBERNETES": "true",
         "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_LABELS": "true",
         "DCGM_EXPORTER_KUBERNETES_POD_LABEL_ALLOWLIST_REGEX": METRIC_POD_LABELS,
-    }
+    }.items()]
+    # as upstream's manifest sets it: the exporter then watches only its own node's pods for
+    # their labels (without it, every pod of the cluster, from every exporter)
+    env.append(_Core.EnvVarArgs(name="NODE_NAME", value_from=_Core.EnvVarSourceArgs(
+        field_ref=_Core.ObjectFieldSelectorArgs(field_path="spec.nodeName"))))
     k8s.apps.v1.DaemonSet(
         f"{prefix}-dcgm-exporter",
         metadata=_Meta(name=DCGM_EXPORTER, namespace=SYSTEM_NAMESPACE, labels=own),
@@ -150,12 +151,12 @@ def dcgm_exporter(prefix: str, pool: KubernetesPoolConfig, labels: Mapping[str, 
                 metadata=_Meta(labels=own),
                 spec=_Core.PodSpecArgs(
                     service_account_name=account.metadata.name,
-                    node_selector=dict(pool.node_selector),
+                    node_selector=node_selector(pool),
                     tolerations=gpu_tolerations(),
                     containers=[_Core.ContainerArgs(
                         name=DCGM_EXPORTER,
                         image=DCGM_EXPORTER_IMAGE,
-                        env=[_Core.EnvVarArgs(name=k, value=v) for k, v in env.items()],
+                        env=env,
                         ports=[_Core.ContainerPortArgs(name="metrics", container_port=DCGM_PORT)],
                         security_context=_Core.SecurityContextArgs(
                             run_as_non_root=False,
@@ -181,7 +182,9 @@ def dcgm_exporter(prefix: str, pool: KubernetesPoolConfig, labels: Mapping[str, 
     )
     service = _Core.Service(
         f"{prefix}-dcgm-exporter",
-        metadata=_Meta(name=DCGM_EXPORTER, namespace=SYSTEM_NAMESPACE, labels=own),
+        # endpoints exist only once a GPU node runs the exporter (infra.k8s.awaits)
+        metadata=_Meta(name=DCGM_EXPORTER, namespace=SYSTEM_NAMESPACE, labels=own,
+                       annotations=SKIP_AWAIT),
         spec=_Core.ServiceSpecArgs(
             type="ClusterIP",
             selector=selector(DCGM_EXPORTER),
@@ -195,7 +198,10 @@ def dcgm_exporter(prefix: str, pool: KubernetesPoolConfig, labels: Mapping[str, 
             f"{prefix}-dcgm-servicemonitor",
             api_version="monitoring.coreos.com/v1",
             kind="ServiceMonitor",
-            metadata=_Meta(name=DCGM_EXPORTER, namespace=SYSTEM_NAMESPACE, labels=own),
+            # the cluster's Prometheus selects ServiceMonitors by label (kube-prometheus-stack:
+            # release: <its Helm release>); the configured labels win over the kit's own
+            metadata=_Meta(name=DCGM_EXPORTER, namespace=SYSTEM_NAMESPACE,
+                           labels={**own, **pool.monitoring.service_monitor_labels}),
             spec={
                 "selector": {"matchLabels": selector(DCGM_EXPORTER)},
                 "namespaceSelector": {"matchNames": [SYSTEM_NAMESPACE]},

@@ -5,7 +5,8 @@ from the stack's config (kubeconfig path and/or context) and is the only place t
 cluster: every child is declared through it, so nothing falls back to whatever cluster the
 ambient kubeconfig happens to point at. Children:
 
-- per team: a namespace with a GPU ResourceQuota and a one-GPU-per-container LimitRange;
+- per team: a namespace with a GPU ResourceQuota and a LimitRange capping GPUs per container
+  (and giving none to a container that asks for none);
 - GPU plumbing in ``gpupool-system``: the NVIDIA device plugin (unless the GPU Operator runs),
   the DCGM exporter with its Service and, with the Prometheus Operator, a ServiceMonitor;
 - workload templates (inference Deployments scaled by KEDA on GPU utilisation, batch Jobs);
@@ -25,8 +26,8 @@ import pulumi_kubernetes as k8s
 from gpupool.catalog import InstanceType
 from gpupool.config.kubernetes import KubernetesPoolConfig
 from gpupool.config.models import StackConfig
-from infra.k8s import karpenter, plumbing, tenancy, workloads
-from infra.k8s.labels import pool_labels, team_labels
+from infra.k8s import karpenter, plumbing, proxy, tenancy, workloads
+from infra.k8s.labels import node_labels, pool_labels, team_labels
 
 COMPONENT_TYPE = "gpupool:k8s:KubernetesGpuPool"
 
@@ -85,7 +86,7 @@ class KubernetesGpuPool(pulumi.ComponentResource):
             team = pool.team(pool.remote_gpu.team)
             in_ns = pulumi.ResourceOptions.merge(
                 child, pulumi.ResourceOptions(depends_on=[namespaces[team.name]]))
-            service = workloads.remote_gpu_proxy(
+            service = proxy.remote_gpu_proxy(
                 f"{name}-proxy", pool, pool.remote_gpu, team.namespace_name,
                 team_labels(args.stack, pool, team), in_ns)
             proxy_service = service.metadata.name
@@ -97,7 +98,8 @@ class KubernetesGpuPool(pulumi.ComponentResource):
                     "environment": args.stack.environment, "gpupool:pool": pool.name,
                     "managed-by": "gpupool"}
             karpenter.node_pool(f"{name}-gpu", f"gpupool-{pool.name}", args.node_type,
-                                pool.karpenter, shared, tags, child)
+                                pool.karpenter, shared, node_labels(args.stack, pool), tags,
+                                child)
 
         self.namespaces = {t: ns.metadata.name for t, ns in namespaces.items()}
         self.register_outputs({

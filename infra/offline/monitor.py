@@ -72,6 +72,7 @@ class Registration:
     dependencies: tuple[str, ...]
     property_dependencies: dict[str, tuple[str, ...]]
     ignore_changes: tuple[str, ...] = ()  # properties a later `pulumi up` leaves as deployed
+    custom_timeouts: dict[str, str] = field(default_factory=dict)  # create/update/delete
 
 
 @dataclass
@@ -153,6 +154,8 @@ class RecordingMonitor(MockMonitor):
                 if v.urns
             },
             ignore_changes=tuple(request.ignoreChanges),
+            custom_timeouts={k: v for k in ("create", "update", "delete")
+                             if (v := getattr(request.customTimeouts, k))},
         )
         with self._lock:
             if any(r.urn == urn for r in self.recording.registrations):

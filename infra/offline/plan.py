@@ -25,6 +25,8 @@ class PlannedResource:
     custom: bool
     inputs: Mapping[str, Any]
     property_dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # how long the engine waits for the resource (pulumi-kubernetes: its await logic)
+    custom_timeouts: Mapping[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -40,6 +42,8 @@ class PlannedResource:
             doc["propertyDependencies"] = {
                 k: list(v) for k, v in self.property_dependencies.items()
             }
+        if self.custom_timeouts:
+            doc["customTimeouts"] = dict(self.custom_timeouts)
         return doc
 
 

@@ -179,6 +179,7 @@ def run_offline(loaded: LoadedStack, *, fixture: Fixture | None = None,
             custom=r.custom,
             inputs=r.inputs,
             property_dependencies=r.property_dependencies,
+            custom_timeouts=r.custom_timeouts,
         )
         for r in recording.registrations
     ]

@@ -51,7 +51,9 @@ def test_a_minimal_pool_validates_with_defaults() -> None:
     assert k.gpu_hourly_cost == 0 and not k.gpu_operator
     assert k.teams[0].namespace_name == "research" and k.teams[0].max_gpus_per_container == 1
     assert k.workloads[0].type == "inference" and k.workloads[0].min_replicas == 1
-    assert k.node_selector == {"nvidia.com/gpu.present": "true"}
+    assert k.node_selector is None  # the label the kit guarantees: the pool's own, here
+    assert k.gpu_node_selector == {"gpupool.io/pool": "onprem"}
+    assert k.node_label_prerequisite == "gpupool.io/pool=onprem"
 
 
 def test_stacks_without_the_key_still_validate() -> None:
@@ -88,12 +90,53 @@ def test_stacks_without_the_key_still_validate() -> None:
          "gpupool:kubernetes[0].workloads[0].maxReplicas: expected at least minReplicas (3)"),
         ({"nodeSelector": {"gpu": "yes please"}},
          "gpupool:kubernetes[0].nodeSelector: expected Kubernetes label values"),
+        # accepted-then-ignored before: the GPU Operator's device plugin never read it
+        ({"gpuOperator": True, "timeSlicingReplicas": 4},
+         "gpupool:kubernetes[0].timeSlicingReplicas: expected no timeSlicingReplicas with "
+         "gpuOperator: true: the GPU Operator runs its own device plugin"),
+        # a NodePool cannot set it on its nodes (Karpenter v1.0-v1.8): pods would stay Pending
+        ({"cluster": {"distribution": "eks"}, "nodeSelector": {"node.kubernetes.io/gpu": "yes"},
+          "karpenter": {"clusterName": "ml", "nodeRole": "r", "maxGpus": 4}},
+         "gpupool:kubernetes[0].nodeSelector: expected node labels the Karpenter NodePool can "
+         "set on its nodes (Karpenter v1.0-v1.8 refuse the kubernetes.io and k8s.io domains, "
+         "every v1 release karpenter.sh and karpenter.k8s.aws), got 'node.kubernetes.io/gpu'"),
+        ({"workloads": [{"name": "x", "team": "research", "image": "a/b:1", "parallelism": 4}]},
+         "gpupool:kubernetes[0].workloads[0].parallelism: expected parallelism only on a batch "
+         "workload (type: batch); this one is inference, which would ignore it"),
+        ({"workloads": [{"name": "x", "team": "research", "image": "a/b:1", "type": "batch",
+                         "minReplicas": 2}]},
+         "gpupool:kubernetes[0].workloads[0].minReplicas: expected minReplicas only on an "
+         "inference workload (type: inference); this one is batch"),
+        ({"workloads": [{"name": "x", "team": "research", "image": "a/b:1", "volumes": [
+            {"name": "models", "mountPath": "/models"}]}]},
+         "gpupool:kubernetes[0].workloads[0].volumes[0]: expected exactly one of "
+         "persistentVolumeClaim or emptyDir, got neither"),
+        ({"workloads": [{"name": "x", "team": "research", "image": "a/b:1", "volumes": [
+            {"name": "models", "mountPath": "models", "emptyDir": {}}]}]},
+         "gpupool:kubernetes[0].workloads[0].volumes[0].mountPath: expected an absolute path"),
+        ({"monitoring": {"serviceMonitorLabels": {"release": "kube prometheus"}}},
+         "gpupool:kubernetes[0].monitoring.serviceMonitorLabels: expected Kubernetes label "
+         "values"),
     ],
 )
 def test_each_problem_is_one_line_at_its_key(changes: dict[str, Any], expected: str) -> None:
     lines = problems(flat(pool(**changes)))
     assert any(line.startswith(f"s.yaml: {expected}") for line in lines), lines
     assert all("\n" not in line for line in lines)
+
+
+def test_a_kubernetes_only_stack_needs_no_network_or_pools() -> None:
+    config = flat(POOL)
+    del config["gpupool:network"], config["gpupool:pools"]
+    parsed, _ = parse_flat_config(config, "s.yaml")
+    assert parsed.network is None and parsed.pools == [] and len(parsed.kubernetes) == 1
+    del config["gpupool:kubernetes"]  # ... but a stack needs something to run
+    assert problems(config) == ["s.yaml: gpupool:pools: expected at least one pool (or a "
+                                "remoteGpu tier or kubernetes pool), got none"]
+    aws = flat()  # AWS pools still need their network
+    del aws["gpupool:network"]
+    assert problems(aws) == ["s.yaml: gpupool:network: expected a network (createVpc, or vpcId "
+                             "and subnetIds) for the stack's AWS pools and tiers"]
 
 
 def test_pool_names_are_unique_across_aws_and_kubernetes() -> None:

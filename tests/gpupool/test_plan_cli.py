@@ -30,7 +30,8 @@ def test_plan_json_shape(stack: str, capsys: pytest.CaptureFixture[str]) -> None
         "gpupool-plan", 1, stack, "gpupool"
     )
     for r in doc["resources"]:
-        assert RESOURCE_KEYS <= set(r) <= RESOURCE_KEYS | {"propertyDependencies"}
+        assert RESOURCE_KEYS <= set(r) <= RESOURCE_KEYS | {"propertyDependencies",
+                                                            "customTimeouts"}
         assert isinstance(r["inputs"], dict) and isinstance(r["custom"], bool)
     types = {r["type"] for r in doc["resources"]}
     assert {

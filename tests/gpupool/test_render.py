@@ -77,11 +77,41 @@ def test_karpenter_and_proxy_objects_validate_against_their_crds(tmp_path: Path)
     assert {"NodePool", "EC2NodeClass", "NetworkPolicy", "ScaledObject"} <= set(objs)
     bad = copy.deepcopy(objs["NodePool"])
     bad["spec"]["template"]["spec"]["requirements"][0]["operator"] = "Equals"
-    (problem,) = schemas.problems(bad, "1.31")
-    assert problem.startswith("spec.template.spec.requirements[0].operator: 'Equals' is not one "
-                              "of ['Gte', 'Lte', 'In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', "
-                              "'Lt']")
-    assert "NodePool CRD's schema (karpenter.sh/v1)" in problem
+    problems = list(schemas.problems(bad, "1.31"))
+    assert len(problems) == 2  # the oldest and the newest Karpenter v1 release's CRD
+    operators = ("'Gte', 'Lte', 'In'", "'In'")  # later releases add Gte and Lte
+    for problem, release, ops in zip(problems, ("v1.14.1", "v1.0.0"), operators, strict=True):
+        assert problem.startswith("spec.template.spec.requirements[0].operator: 'Equals' is not "
+                                  f"one of [{ops}, 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']")
+        assert f"NodePool CRD's schema (karpenter.sh/v1, Karpenter {release})" in problem
+
+
+def test_nodepool_labels_hold_to_every_karpenter_v1_release(tmp_path: Path) -> None:
+    """Karpenter v1.0-v1.8 refuse node labels in the kubernetes.io domain (a CEL rule of their
+    NodePool CRD, which no JSON schema check sees): the kit's NodePool passes v1.0.0's rules,
+    and the labels it used to set there fail them."""
+    stack = tmp_path / "Pulumi.eks.yaml"
+    stack.write_text(EKS_STACK)
+    assert main(["render", str(stack), "--out", str(tmp_path / "out")]) == 0
+    (pool,) = [o for o in objects(tmp_path / "out" / "eks-gpu") if o["kind"] == "NodePool"]
+    assert list(schemas.problems(pool, "1.31")) == []
+    pool["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/managed-by"] = "gpupool"
+    assert list(schemas.problems(pool, "1.31")) == [
+        'spec.template.metadata.labels: label domain "kubernetes.io" is restricted (the '
+        "NodePool CRD's schema (karpenter.sh/v1, Karpenter v1.0.0), CEL rule)"]
+
+
+def test_a_cel_rule_that_cannot_be_evaluated_is_a_problem() -> None:
+    from gpupool.k8s import cel
+
+    schema = {"type": "object", "properties": {"a": {"type": "string", "x-kubernetes-validations": [
+        {"rule": "self.nosuch() == 1", "message": "m"}, {"rule": "self.size() < 3"},
+        {"rule": "self != oldSelf", "message": "transition rules need the stored object"}]}}}
+    found = list(cel.problems(schema, {"a": "abcd"}))
+    assert [path for path, _ in found] == ["a", "a"]
+    assert found[0][1].startswith("rule could not be evaluated")
+    assert found[1][1] == "failed rule: self.size() < 3"
+    assert list(cel.problems(schema, {})) == []  # absent values are not judged
 
 
 def test_an_invalid_manifest_is_caught_with_a_clear_message(prod_dir: Path) -> None:

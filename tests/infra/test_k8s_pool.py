@@ -33,7 +33,6 @@ config:
       cluster: {context: arn:aws:eks:us-east-1:123456789012:cluster/ml, distribution: eks}
       gpu: A10G
       gpuOperator: true
-      timeSlicingReplicas: 4
       karpenter:
         clusterName: ml
         nodeRole: KarpenterNodeRole-ml
@@ -131,14 +130,17 @@ def test_team_namespaces_have_gpu_quota_and_one_gpu_per_container(
         assert hard == {"requests.nvidia.com/gpu": quota, "limits.nvidia.com/gpu": quota}
         (item,) = objs[("LimitRange", ns, "gpu-per-container")]["spec"]["limits"]
         assert item["type"] == "Container"
-        assert item["default"] == item["defaultRequest"] == item["max"] == {"nvidia.com/gpu": "1"}
+        assert item["max"] == {"nvidia.com/gpu": "1"}
+        # an explicit zero, never left out: the API server would fill it from max (one GPU
+        # to every container; tests/infra/test_k8s_scheduling.py)
+        assert item["default"] == item["defaultRequest"] == {"nvidia.com/gpu": "0"}
 
 
 def test_device_plugin_pinned_critical_on_gpu_nodes(prod: tuple[LoadedStack, OfflinePlan]) -> None:
     ds = objects(prod[1], "prod-onprem")[("DaemonSet", "gpupool-system", "nvidia-device-plugin")]
     spec = pod_spec(ds)
     assert spec["priorityClassName"] == "system-node-critical"
-    assert spec["nodeSelector"] == {"nvidia.com/gpu.present": "true"}
+    assert spec["nodeSelector"] == {"gpupool.io/pool": "onprem"}  # GPU nodes' prerequisite
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in spec[
         "tolerations"]
     (container,) = spec["containers"]
@@ -154,7 +156,7 @@ def test_dcgm_exporter_publishes_utilisation_per_pod_and_team(
     (container,) = pod_spec(ds)["containers"]
     assert container["image"] == DCGM_EXPORTER_IMAGE
     assert container["ports"] == [{"name": "metrics", "containerPort": 9400}]
-    env = {e["name"]: e["value"] for e in container["env"]}
+    env = {e["name"]: e.get("value", e.get("valueFrom")) for e in container["env"]}
     assert env["DCGM_EXPORTER_KUBERNETES"] == "true"  # pod and namespace labels on each GPU
     assert env["DCGM_EXPORTER_KUBERNETES_ENABLE_POD_LABELS"] == "true"
     assert "team" in env["DCGM_EXPORTER_KUBERNETES_POD_LABEL_ALLOWLIST_REGEX"]
@@ -217,7 +219,7 @@ def test_gpu_operator_skips_the_device_plugin(eks: tuple[LoadedStack, OfflinePla
     kinds = Counter(k for k, _, _ in objects(eks[1], "eks-eks-gpu"))
     assert kinds["DaemonSet"] == 1  # DCGM exporter only
     assert kinds["ServiceMonitor"] == 0  # serviceMonitor: false (the default)
-    assert kinds["ConfigMap"] == 0  # time-slicing configures the operator's plugin, not ours
+    assert kinds["ConfigMap"] == 0
 
 
 def test_remote_gpu_proxy_admits_only_labelled_clients(
@@ -264,7 +266,8 @@ def test_remote_gpu_proxy_carries_its_budget_as_the_aws_tier_does(
 def test_time_slicing_config_when_the_kit_runs_the_device_plugin(
     tmp_path: Path,
 ) -> None:
-    text = EKS_STACK.replace("gpuOperator: true", "gpuOperator: false")
+    text = EKS_STACK.replace("gpuOperator: true",
+                             "gpuOperator: false\n      timeSlicingReplicas: 4")
     path = tmp_path / "Pulumi.ts.yaml"
     path.write_text(text)
     plan = run_offline(load_stack(str(path)))
