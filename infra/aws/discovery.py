@@ -8,12 +8,16 @@ Clients need no SDK and no permission: ``proxy.<tier>.<stack>.gpupool.internal``
 the VPC only, to every registered proxy (multivalue answer, 10 s TTL). A load balancer would do
 the finding too, but it would sit in the data path of every synchronous call.
 
-Registration happens at boot (user data below). Deregistration: the group's termination
-lifecycle hook holds a terminating proxy for up to a minute, during which the instance metadata's
-``autoscaling/target-lifecycle-state`` reads ``Terminated``; a small watcher deregisters then
-(and on any orderly shutdown). A proxy that dies abruptly leaves a stale record that nothing
-here removes (deregister it by hand or from a reconciliation of your own); clients retry the next
-address (the records are several).
+Registration happens on every start of the proxy's discovery unit (a systemd service enabled
+by the boot script), not once from user data: an orderly reboot stops the unit, which
+deregisters the proxy, and the next boot starts it again, which registers it again. Cloud-init
+runs user data once per instance, so a registration there alone would leave a rebooted proxy out
+of Cloud Map for good. Deregistration: the group's termination lifecycle hook holds a
+terminating proxy for up to a minute, during which the instance metadata's
+``autoscaling/target-lifecycle-state`` reads ``Terminated``; the unit's watcher deregisters then
+(and the unit's stop, on any orderly shutdown). A proxy that dies abruptly leaves a stale record
+that nothing here removes (deregister it by hand or from a reconciliation of your own); clients
+retry the next address (the records are several).
 """
 
 from __future__ import annotations
@@ -67,29 +71,41 @@ esac
 """
 
 
+def unit(watcher_path: str = WATCHER) -> str:
+    """The proxy's discovery service: every start registers (``ExecStartPre``: a failed
+    registration fails the start, and systemd retries it), the watcher runs while the proxy
+    lives, and every stop deregisters. Enabled for ``multi-user.target``, so a reboot starts it
+    again."""
+    return f"""[Unit]
+Description=gpupool: this proxy's Cloud Map registration (registered while it runs)
+Wants=network-online.target
+After=network-online.target
+StartLimitIntervalSec=0
+
+[Service]
+Type=simple
+ExecStartPre={watcher_path} register
+ExecStart={watcher_path} watch
+ExecStop={watcher_path} deregister
+Restart=on-failure
+RestartSec=10
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
 def register_script(region: str, service_id: str, port: int) -> str:
-    """Boot-script part: install the watcher and its unit, register, start watching."""
+    """Boot-script part: install the watcher and its unit, and start the unit (which
+    registers the proxy, now and on every later boot)."""
     return f"""
-# gpupool: register this proxy in Cloud Map (service {service_id}); deregister on termination.
+# gpupool: register this proxy in Cloud Map (service {service_id}) whenever it runs.
 command -v aws >/dev/null || {{ echo "gpupool: the AWS CLI is missing" >&2; exit 1; }}
 cat > {WATCHER} <<'GPUPOOL_DISCOVERY'
 {watcher(region, service_id, port)}GPUPOOL_DISCOVERY
 chmod 0755 {WATCHER}
 cat > {UNIT} <<'GPUPOOL_UNIT'
-[Unit]
-Description=gpupool: deregister this proxy from Cloud Map when it is terminated
-Wants=network-online.target
-After=network-online.target
-
-[Service]
-ExecStart={WATCHER} watch
-ExecStop={WATCHER} deregister
-Restart=on-failure
-
-[Install]
-WantedBy=multi-user.target
-GPUPOOL_UNIT
-{WATCHER} register
+{unit()}GPUPOOL_UNIT
 systemctl daemon-reload
 systemctl enable --now gpupool-discovery.service
 """
