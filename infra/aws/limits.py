@@ -62,6 +62,7 @@ ASG: Final = "https://docs.aws.amazon.com/autoscaling/ec2/APIReference"
 CLOUD_MAP: Final = "https://docs.aws.amazon.com/cloud-map/latest/api"
 CLOUDWATCH: Final = "https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference"
 SNS: Final = "https://docs.aws.amazon.com/sns/latest/api"
+KMS: Final = "https://docs.aws.amazon.com/kms/latest/APIReference"
 
 SG_NAME: Final = Limit("security group name", 1, 255, _EC2_TEXT,
                        f"{EC2}/API_CreateSecurityGroup.html (GroupName)")
@@ -138,6 +139,10 @@ SNS_TOPIC_NAME: Final = Limit("SNS topic name", 1, 256, r"[A-Za-z0-9_\-]+",
                               f"{SNS}/API_CreateTopic.html (Name, a standard topic)")
 SNS_TAG_KEY: Final = Limit("SNS tag key", 1, 128, None, f"{SNS}/API_Tag.html (Key)")
 SNS_TAG_VALUE: Final = Limit("SNS tag value", 0, 256, None, f"{SNS}/API_Tag.html (Value)")
+KMS_DESCRIPTION: Final = Limit("KMS key description", 0, 8192, None,
+                               f"{KMS}/API_CreateKey.html (Description)")
+KMS_TAG_KEY: Final = Limit("KMS tag key", 1, 128, None, f"{KMS}/API_Tag.html (TagKey)")
+KMS_TAG_VALUE: Final = Limit("KMS tag value", 0, 256, None, f"{KMS}/API_Tag.html (TagValue)")
 
 # Tags by the service that stores them (type prefix → key and value limits); EC2's otherwise.
 _TAG_LIMITS: Final[Mapping[str, tuple[Limit, Limit]]] = {
@@ -145,6 +150,7 @@ _TAG_LIMITS: Final[Mapping[str, tuple[Limit, Limit]]] = {
     "aws:servicediscovery/": (CLOUD_MAP_TAG_KEY, CLOUD_MAP_TAG_VALUE),
     "aws:cloudwatch/": (CLOUDWATCH_TAG_KEY, CLOUDWATCH_TAG_VALUE),
     "aws:sns/": (SNS_TAG_KEY, SNS_TAG_VALUE),
+    "aws:kms/": (KMS_TAG_KEY, KMS_TAG_VALUE),
 }
 
 # Resource type → (its name's limit, {input key: limit}) for the values the program sets.
@@ -175,6 +181,7 @@ DESCRIPTIONS: Final[Mapping[str, Limit]] = {
     "aws:servicediscovery/privateDnsNamespace:PrivateDnsNamespace": CLOUD_MAP_DESCRIPTION,
     "aws:servicediscovery/service:Service": CLOUD_MAP_DESCRIPTION,
     "aws:cloudwatch/metricAlarm:MetricAlarm": ALARM_DESCRIPTION,
+    "aws:kms/key:Key": KMS_DESCRIPTION,
 }
 DESCRIPTION_KEYS: Final[Mapping[str, str]] = {
     "aws:cloudwatch/metricAlarm:MetricAlarm": "alarmDescription"}

@@ -13,6 +13,14 @@ utilisation) and utilisation against the alarm threshold, and capacity and alloc
 over the stack: the picture ``gpupool debt --chart`` draws from history. An hour without a
 utilisation datapoint draws no "used" point (unmeasured is not zero), which is also why use is
 not summed over pools here.
+
+The topic ``createAlarmTopic`` makes is encrypted with a customer-managed KMS key of its own,
+never ``alias/aws/sns``: CloudWatch publishes an alarm to an encrypted topic with its own service
+principal, which must be allowed ``kms:GenerateDataKey*`` and ``kms:Decrypt`` on the key, and
+the AWS managed key's policy (which nobody can change) allows neither, so every notification
+would be dropped without an error. The key's policy lets the account administer it (IAM
+decides who) and CloudWatch use it for this stack's alarms only (``aws:SourceAccount``,
+``aws:SourceArn``); it rotates yearly.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from gpupool.config.monitoring import MonitoringConfig
 from infra.aws import user_data
 
 PERIOD_S: Final = 3600
+CLOUDWATCH_PRINCIPAL: Final = "cloudwatch.amazonaws.com"
 GROUP_NAMESPACE: Final = "AWS/AutoScaling"
 COLOURS: Final = {"capacity": "#b0b0b0", "allocated": "#f2c12e", "used": "#3a9a48"}
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -133,6 +142,38 @@ def dashboard_body(region: str, pools: Sequence[tuple[PoolWatch, str]], threshol
     return {"start": "-P7D", "periodOverride": "inherit", "widgets": widgets}
 
 
+def alarm_key_policy(partition: str, region: str, account: str, alarm_prefix: str) -> str:
+    """The alarm topic key's policy: the account administers it (AWS's default statement, so
+    that IAM policies decide who may), CloudWatch may use it to publish the alarms whose names
+    start with ``alarm_prefix`` in this account and region, and nothing else may."""
+    doc = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "TheAccountAdministersTheKey",
+                "Effect": "Allow",
+                "Principal": {"AWS": f"arn:{partition}:iam::{account}:root"},
+                "Action": "kms:*",
+                "Resource": "*",
+            },
+            {
+                "Sid": "CloudWatchPublishesThisStacksAlarms",
+                "Effect": "Allow",
+                "Principal": {"Service": CLOUDWATCH_PRINCIPAL},
+                "Action": ["kms:GenerateDataKey*", "kms:Decrypt"],
+                "Resource": "*",
+                "Condition": {
+                    "StringEquals": {"aws:SourceAccount": account},
+                    "ArnLike": {"aws:SourceArn":
+                                f"arn:{partition}:cloudwatch:{region}:{account}:alarm:"
+                                f"{alarm_prefix}*"},
+                },
+            },
+        ],
+    }
+    return json.dumps(doc, sort_keys=True)
+
+
 class GpuMonitoring(pulumi.ComponentResource):
     """Low-utilisation alarms (one per pool), an optional SNS topic, the stack's dashboard."""
 
@@ -148,9 +189,10 @@ class GpuMonitoring(pulumi.ComponentResource):
         topic_arn: pulumi.Input[str] | None = cfg.alarm_topic_arn
         self.topic_arn = None
         if cfg.create_alarm_topic:
+            key = self._alarm_key(name, args)
             topic = aws.sns.Topic(
                 f"{name}-alarms",
-                aws.sns.TopicArgs(kms_master_key_id="alias/aws/sns", tags=dict(args.tags)),
+                aws.sns.TopicArgs(kms_master_key_id=key.arn, tags=dict(args.tags)),
                 opts=child)
             self.topic_arn = topic.arn
             topic_arn = topic.arn
@@ -200,3 +242,19 @@ class GpuMonitoring(pulumi.ComponentResource):
             self.dashboard_name = board.dashboard_name
         self.register_outputs({"alarmNames": self.alarm_names, "topicArn": self.topic_arn,
                                "dashboardName": self.dashboard_name})
+
+    def _alarm_key(self, name: str, args: GpuMonitoringArgs) -> aws.kms.Key:
+        """The topic's own key (see the module docstring): rotated, for this stack's alarms."""
+        invoke = pulumi.InvokeOptions(parent=self)
+        account = aws.get_caller_identity(opts=invoke).account_id
+        partition = aws.get_partition(opts=invoke).partition
+        return aws.kms.Key(
+            f"{name}-alarms-key",
+            aws.kms.KeyArgs(
+                description=f"gpupool {args.stack}: encrypts the alarm topic; CloudWatch may "
+                            "use it for the stack's alarms only",
+                enable_key_rotation=True,
+                deletion_window_in_days=30,
+                policy=alarm_key_policy(partition, args.region, account, f"{name}-"),
+                tags=dict(args.tags)),
+            opts=pulumi.ResourceOptions(parent=self))

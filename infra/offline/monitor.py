@@ -243,6 +243,9 @@ def computed_outputs(
         out["placementGroupId"] = f"pg-{digest[:17]}"
     elif type_ == "aws:servicediscovery/privateDnsNamespace:PrivateDnsNamespace":
         out["hostedZone"] = "Z" + digest[:20].upper()
+    elif type_ == "aws:kms/key:Key":  # a key's id is a UUID, its ARN ends in it
+        id_ = _uuid(digest)
+        out.update(keyId=id_, arn=f"arn:{partition}:kms:{region}:{account}:key/{id_}")
     return id_, out
 
 

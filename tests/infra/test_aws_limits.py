@@ -361,6 +361,9 @@ MODELLED: list[tuple[limits.Limit, str, str]] = [
     (limits.CLOUDWATCH_TAG_VALUE, "cloudwatch", "TagValue"),
     (limits.SNS_TAG_KEY, "sns", "TagKey"),
     (limits.SNS_TAG_VALUE, "sns", "TagValue"),
+    (limits.KMS_DESCRIPTION, "kms", "DescriptionType"),
+    (limits.KMS_TAG_KEY, "kms", "TagKeyType"),
+    (limits.KMS_TAG_VALUE, "kms", "TagValueType"),
 ]
 
 # characters that tell character sets apart: ASCII, Latin-1, other scripts, separators,

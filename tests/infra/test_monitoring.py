@@ -6,6 +6,7 @@ and on stack files written by the tests.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +24,7 @@ from .conftest import EXISTING_VPC_STACK
 ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
 DASHBOARD = "aws:cloudwatch/dashboard:Dashboard"
 TOPIC = "aws:sns/topic:Topic"
+KEY = "aws:kms/key:Key"
 
 
 def plan_of(path: Path) -> OfflinePlan:
@@ -112,12 +114,60 @@ def test_created_topic_is_encrypted_and_notified(write_stack: Callable[[str, str
                                                  ) -> None:
     plan = plan_of(write_stack("mon", MONITORED))
     (topic,) = plan.of_type(TOPIC)
-    assert topic.inputs["kmsMasterKeyId"] == "alias/aws/sns"
     (alarm,) = plan.of_type(ALARM)
     assert alarm.inputs["threshold"] == 15 and alarm.inputs["evaluationPeriods"] == 12
     assert alarm.inputs["alarmActions"] == alarm.inputs["okActions"]
     assert len(alarm.inputs["alarmActions"]) == 1  # the topic's ARN, known at apply
     assert alarm.property_dependencies["alarmActions"] == (topic.urn,)
+
+
+def test_the_alarm_topic_key_admits_cloudwatch_for_the_stacks_alarms_only(
+        write_stack: Callable[[str, str], Path]) -> None:
+    """Issue 16 item 17: CloudWatch publishes to an encrypted topic as its own service principal,
+    which the AWS managed key (alias/aws/sns) never admits: alarms would never notify. The topic
+    gets a key of its own, rotated, whose policy lets CloudWatch generate and decrypt data keys
+    for this stack's alarms (this account, alarm names of this stack) and no one else but the
+    account's own administration."""
+    plan = plan_of(write_stack("mon", MONITORED))
+    (topic,) = plan.of_type(TOPIC)
+    (key,) = plan.of_type(KEY)
+    assert topic.property_dependencies["kmsMasterKeyId"] == (key.urn,)
+    assert topic.inputs["kmsMasterKeyId"].startswith("arn:aws:kms:us-east-1:")
+    assert key.inputs["enableKeyRotation"] is True
+    assert key.inputs.get("customerMasterKeySpec", "SYMMETRIC_DEFAULT") == "SYMMETRIC_DEFAULT"
+    policy = json.loads(key.inputs["policy"])
+    (alarm,) = plan.of_type(ALARM)
+    account = "123456789012"  # the offline fixture's caller identity
+    alarm_arn = f"arn:aws:cloudwatch:us-east-1:{account}:alarm:{alarm.name}-0a1b2c3"
+
+    def allowed(principal: dict[str, str], action: str, context: dict[str, str]) -> bool:
+        for st in policy["Statement"]:
+            actions = st["Action"] if isinstance(st["Action"], list) else [st["Action"]]
+            if st["Effect"] != "Allow" or st["Principal"] != principal:
+                continue
+            if not any(fnmatch.fnmatchcase(action, a) for a in actions):
+                continue
+            cond = st.get("Condition", {})
+            if all(context.get(k) == v for k, v in cond.get("StringEquals", {}).items()) and all(
+                    fnmatch.fnmatchcase(context.get(k, ""), v)
+                    for k, v in cond.get("ArnLike", {}).items()):
+                return True
+        return False
+
+    cloudwatch = {"Service": "cloudwatch.amazonaws.com"}
+    ours = {"aws:SourceAccount": account, "aws:SourceArn": alarm_arn}
+    for action in ("kms:GenerateDataKey", "kms:Decrypt"):
+        assert allowed(cloudwatch, action, ours), action
+    # not another account's alarms, nor another stack's, nor more than data keys
+    assert not allowed(cloudwatch, "kms:Decrypt", {**ours, "aws:SourceAccount": "210987654321"})
+    assert not allowed(cloudwatch, "kms:Decrypt", {
+        **ours, "aws:SourceArn": f"arn:aws:cloudwatch:us-east-1:{account}:alarm:other-stack"})
+    assert not allowed(cloudwatch, "kms:ScheduleKeyDeletion", ours)
+    # the account administers it (without it the key could never be changed again)
+    assert allowed({"AWS": f"arn:aws:iam::{account}:root"}, "kms:PutKeyPolicy", {})
+    principals = {json.dumps(st["Principal"], sort_keys=True) for st in policy["Statement"]}
+    assert principals == {json.dumps(cloudwatch), json.dumps(
+        {"AWS": f"arn:aws:iam::{account}:root"})}
 
 
 def test_existing_topic_and_switches(write_stack: Callable[[str, str], Path]) -> None:
