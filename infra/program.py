@@ -83,8 +83,9 @@ def define_aws(
             tags=stack_tags(config),
             service_prefix=partition.reverse_dns_prefix,
             extra_services=(*(DISCOVERY_SERVICES if tiers else ()),
-                            *(PROTECTION_SERVICES if any(p.scale_in_protection
-                                                         for p in config.pools) else ())),
+                            *(PROTECTION_SERVICES if any(
+                                p.scale_in_protection
+                                for p in (*config.pools, *config.remote_gpu)) else ())),
         ),
     )
     attachment = network.attachment()

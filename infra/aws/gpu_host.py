@@ -297,7 +297,6 @@ def gpu_group(
     subnet_ids: pulumi.Input[Sequence[str]],
     tags: Mapping[str, str],
     depends_on: Sequence[pulumi.Resource],
-    lifecycle_hooks: Sequence[aws.autoscaling.GroupInitialLifecycleHookArgs] = (),
     protect_from_scale_in: bool = False,
 ) -> aws.autoscaling.Group:
     """The pool's instances: one size only, spot above an on-demand base, refreshed in place.
@@ -306,7 +305,9 @@ def gpu_group(
     replaces (minimum healthy 100 %, maximum 200 %), so a one-instance group never drops to
     zero. ``protect_from_scale_in`` launches instances protected from scale-in (training pools:
     target tracking must not terminate a running job); a refresh leaves protected instances
-    alone until their protection is released.
+    alone until their protection is released. Lifecycle hooks are resources of their own
+    (``aws.autoscaling.LifecycleHook``): the group's ``initial_lifecycle_hooks`` apply only when
+    the group is created, so a hook added to an existing group would never exist.
     """
     base, above_base = spot_distribution(pool)
     return aws.autoscaling.Group(
@@ -323,7 +324,6 @@ def gpu_group(
             health_check_grace_period=pool.warmup_seconds,
             enabled_metrics=list(GROUP_METRICS),
             metrics_granularity="1Minute",
-            initial_lifecycle_hooks=list(lifecycle_hooks) or None,
             mixed_instances_policy=aws.autoscaling.GroupMixedInstancesPolicyArgs(
                 instances_distribution=_Distribution(
                     on_demand_base_capacity=base,

@@ -11,7 +11,6 @@ are :mod:`infra.aws.gpu_host`'s, which ``RemoteGpuTier`` builds its proxies from
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
@@ -21,7 +20,7 @@ import pulumi_aws as aws
 
 from gpupool.catalog import InstanceType, load_catalog
 from gpupool.config.models import GpuPoolConfig
-from infra.aws import gpu_host, user_data
+from infra.aws import gpu_host, protection, user_data
 from infra.aws.gpu_host import (  # re-exported: what users of a pool import from here
     AMI_PARAMETERS,
     GROUP_METRICS,
@@ -119,7 +118,7 @@ class GpuPool(pulumi.ComponentResource):
             image_id=image.image_id,
             instance_type=itype.instance_type,
             user_data_b64=user_data.user_data(
-                args.region, extra=user_data.protection_script(args.region) if protected else ""),
+                args.region, extra=protection.protection_script(args.region) if protected else ""),
             profile_arn=profile.arn,
             security_group_ids=[sg.id],
             root_volume_gib=pool.root_volume_gib,
@@ -133,7 +132,7 @@ class GpuPool(pulumi.ComponentResource):
             depends_on=[*attachments, *args.network.endpoints],
             protect_from_scale_in=protected)
         if protected:
-            self._release_policy(name, role, group, args.partition)
+            protection.release_policy(self, name, role, group)
         gpu_host.utilisation_policy(self, name, pool, group)
         self.image = image
 
@@ -149,30 +148,6 @@ class GpuPool(pulumi.ComponentResource):
                 "securityGroupId": sg.id,
                 "instanceType": itype.instance_type,
             }
-        )
-
-
-    def _release_policy(self, name: str, role: aws.iam.Role, group: aws.autoscaling.Group,
-                        partition: str) -> aws.iam.RolePolicy:
-        """The instances may set scale-in protection on their own group, and nothing more."""
-        def document(arn: str) -> str:
-            return json.dumps({
-                "Version": "2012-10-17",
-                "Statement": [{
-                    "Effect": "Allow",
-                    "Action": ["autoscaling:SetInstanceProtection"],
-                    "Resource": arn,
-                }, {
-                    "Effect": "Allow",
-                    "Action": ["autoscaling:DescribeAutoScalingInstances"],
-                    "Resource": "*",  # a describe action: resource-level scoping is not offered
-                }],
-            })
-
-        return aws.iam.RolePolicy(
-            f"{name}-scale-in-protection",
-            aws.iam.RolePolicyArgs(role=role.name, policy=group.arn.apply(document)),
-            opts=gpu_host.child_of(self),
         )
 
 

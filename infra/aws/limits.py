@@ -168,6 +168,7 @@ NAMES: Final[Mapping[str, Limit]] = {
     "aws:cloudwatch/metricAlarm:MetricAlarm": ALARM_NAME,
     "aws:cloudwatch/dashboard:Dashboard": DASHBOARD_NAME,
     "aws:sns/topic:Topic": SNS_TOPIC_NAME,
+    "aws:autoscaling/lifecycleHook:LifecycleHook": LIFECYCLE_HOOK_NAME,
 }
 # The input holding the name where it is not ``name`` (no autoname: the name is required).
 NAME_KEYS: Final[Mapping[str, str]] = {"aws:cloudwatch/dashboard:Dashboard": "dashboardName"}
@@ -188,7 +189,6 @@ DESCRIPTION_KEYS: Final[Mapping[str, str]] = {
 _METRIC: Final = "targetTrackingConfiguration.customizedMetricSpecification"
 # Values nested in a resource's inputs, by path (``[]``: every item of a list).
 NESTED: Final[Mapping[str, Mapping[str, Limit]]] = {
-    "aws:autoscaling/group:Group": {"initialLifecycleHooks[].name": LIFECYCLE_HOOK_NAME},
     "aws:autoscaling/policy:Policy": {
         f"{_METRIC}.metricName": METRIC_NAME,
         f"{_METRIC}.namespace": METRIC_NAMESPACE,

@@ -32,7 +32,7 @@ from gpupool.catalog import load_catalog
 from gpupool.catalog.network import KIND_LABELS, justified_by_bandwidth
 from gpupool.config.remote_gpu import RemoteGpuTierConfig, ResolvedTier
 from gpupool.tags import CLIENT_ROLE, PROXY_ROLE, ROLE_TAG, TIER_TAG
-from infra.aws import discovery, gpu_host, user_data
+from infra.aws import discovery, gpu_host, protection, user_data
 from infra.aws.network import PoolNetwork
 
 # Canonical's Ubuntu 22.04 for the CPU clients (the proxies' DLAMI is Ubuntu 22.04 too).
@@ -50,6 +50,7 @@ NAMED_CHILDREN: Final = {  # type → suffix of children whose AWS name derives 
     "aws:ec2/securityGroup:SecurityGroup": "clients",
     "aws:autoscaling/group:Group": "client-asg",
     "aws:autoscaling/policy:Policy": "gpu-utilisation",
+    "aws:iam/rolePolicy:RolePolicy": "scale-in-protection",  # the longer of its two
 }
 
 
@@ -154,8 +155,10 @@ class RemoteGpuTier(pulumi.ComponentResource):
             role=role.name,
             policy=pulumi.Output.all(service.arn, namespace.hosted_zone).apply(
                 lambda v: discovery.role_policy(args.partition, v[0], v[1]))), opts=child)
+        protected = tier.scale_in_protection  # proxies hold their clients' GPU state
         boot = service.id.apply(lambda sid: user_data.user_data(
-            args.region, extra=discovery.register_script(args.region, sid, tier.port)))
+            args.region, extra=discovery.register_script(args.region, sid, tier.port)
+            + (protection.protection_script(args.region) if protected else "")))
         # the pools' image rules: root device and least size read from the image, pinned
         # per stack or kept as first deployed (a new DLAMI release does not roll the proxies)
         image = gpu_host.host_image(self, proxy.arch, args.image,
@@ -170,17 +173,21 @@ class RemoteGpuTier(pulumi.ComponentResource):
             root_volume_gib=tier.root_volume_gib, tags=proxy_tags,
             placement_group=placement.name, ena_express=resolved.ena_express,
             root_device_name=image.root_device_name, keep_image=not image.pinned)
-        hook = aws.autoscaling.GroupInitialLifecycleHookArgs(
-            name=discovery.HOOK_NAME,
-            lifecycle_transition="autoscaling:EC2_INSTANCE_TERMINATING",
-            default_result="CONTINUE",
-            heartbeat_timeout=discovery.HOOK_TIMEOUT_SECONDS)
         group = gpu_host.gpu_group(
             self, name, tier, template=template, instance_type=proxy.instance_type,
             subnet_ids=subnet, tags=proxy_tags,
             # as GpuPool: no proxy boots before the VPC endpoints it registers and reports through
             depends_on=[*attachments, discovery_policy, *net.endpoints],
-            lifecycle_hooks=[hook])
+            protect_from_scale_in=protected)
+        # its own resource: a group's initial lifecycle hooks exist only if the group is new
+        aws.autoscaling.LifecycleHook(f"{name}-deregister", aws.autoscaling.LifecycleHookArgs(
+            autoscaling_group_name=group.name,
+            name=discovery.HOOK_NAME,
+            lifecycle_transition="autoscaling:EC2_INSTANCE_TERMINATING",
+            default_result="CONTINUE",
+            heartbeat_timeout=discovery.HOOK_TIMEOUT_SECONDS), opts=child)
+        if protected:
+            protection.release_policy(self, name, role, group)
         gpu_host.utilisation_policy(self, name, tier, group)
 
         client_group = self._clients(name, args, client_sg, placement, subnet, client_tags)

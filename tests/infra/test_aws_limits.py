@@ -181,6 +181,7 @@ def test_pool_team_with_a_character_iam_refuses_is_a_config_error(
 # where that resource is declared), or a value AWS itself defines.
 NOT_OURS: dict[tuple[str, str], str] = {
     ("aws:autoscaling/policy:Policy", "autoscalingGroupName"): "the group's name",
+    ("aws:autoscaling/lifecycleHook:LifecycleHook", "autoscalingGroupName"): "the group's name",
     ("aws:ec2/launchTemplate:LaunchTemplate", "placement.groupName"): "the placement group's",
     ("aws:ec2/launchTemplate:LaunchTemplate", "blockDeviceMappings[].deviceName"):
         "read from the image (aws.ec2.get_ami)",
@@ -243,7 +244,8 @@ def test_every_name_description_and_tag_emitted_is_held_against_a_limit(
     assert {"aws:ec2/placementGroup:PlacementGroup",  # the tiers and monitoring are planned
             "aws:servicediscovery/privateDnsNamespace:PrivateDnsNamespace",
             "aws:servicediscovery/service:Service", "aws:cloudwatch/metricAlarm:MetricAlarm",
-            "aws:cloudwatch/dashboard:Dashboard", "aws:sns/topic:Topic"} <= types
+            "aws:cloudwatch/dashboard:Dashboard", "aws:sns/topic:Topic", "aws:kms/key:Key",
+            "aws:autoscaling/lifecycleHook:LifecycleHook"} <= types
 
 
 def test_every_autonamed_type_has_its_name_checked(every_plan: dict[str, OfflinePlan]) -> None:
@@ -275,16 +277,14 @@ def test_worst_case_tier_names_are_at_the_limits(every_plan: dict[str, OfflinePl
     plan = every_plan["s-1"]
     (namespace,) = plan.of_type("aws:servicediscovery/privateDnsNamespace:PrivateDnsNamespace")
     assert namespace.inputs["name"] == "r0123456789abcdefghijklmnopqrst9.s-1.gpupool.internal"
-    (hooked,) = [g for g in plan.of_type("aws:autoscaling/group:Group")
-                 if g.inputs.get("initialLifecycleHooks")]
-    assert hooked.inputs["initialLifecycleHooks"][0]["name"] == "gpupool-deregister"
+    (hook,) = plan.of_type("aws:autoscaling/lifecycleHook:LifecycleHook")
+    assert hook.inputs["name"] == "gpupool-deregister"
 
 
 @pytest.mark.parametrize(
     ("type_", "inputs", "expected"),
     [
-        ("aws:autoscaling/group:Group",
-         {"initialLifecycleHooks": [{"name": "deregister proxy"}]},
+        ("aws:autoscaling/lifecycleHook:LifecycleHook", {"name": "deregister proxy"},
          "lifecycle hook name 'deregister proxy' has characters AWS refuses"),
         ("aws:servicediscovery/privateDnsNamespace:PrivateDnsNamespace",
          {"name": "tier.stack.gpupool.internal ", "description": "d"},

@@ -44,6 +44,7 @@ NAMESPACE = "aws:servicediscovery/privateDnsNamespace:PrivateDnsNamespace"
 SERVICE = "aws:servicediscovery/service:Service"
 ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
 SUBNET = "aws:ec2/subnet:Subnet"
+HOOK = "aws:autoscaling/lifecycleHook:LifecycleHook"
 
 
 def children(plan: OfflinePlan, stack: str, tier: str) -> dict[str, list[PlannedResource]]:
@@ -77,7 +78,8 @@ def test_tier_declares_exactly_these_resources(staging: Any, prod: Any) -> None:
     base = {PG: 1, SG: 2, LT: 1, ASG: 1, POLICY: 1, NAMESPACE: 1, SERVICE: 1, ROLE_POLICY: 1,
             "aws:iam/role:Role": 1, "aws:iam/instanceProfile:InstanceProfile": 1,
             "aws:iam/rolePolicyAttachment:RolePolicyAttachment": 2,
-            INGRESS: 2, EGRESS: 3}  # from-clients + into-endpoints; to-proxies, endpoints, S3
+            HOOK: 1, INGRESS: 2,  # from-clients + into-endpoints
+            EGRESS: 3}  # to-proxies, endpoints, S3
     _, _, kids = prod
     assert Counter({t: len(rs) for t, rs in kids.items()}) == Counter(base)
     # the client group adds its template, group, profile and HTTPS to the endpoints
@@ -228,10 +230,10 @@ def test_discovery_namespace_service_policy_and_registration(prod: Any) -> None:
     script = base64.b64decode(lt.inputs["userData"]).decode()
     assert "--service-id srv-" in script and "AWS_INSTANCE_PORT=18515" in script
     assert lt.property_dependencies["userData"] == (svc.urn,)
-    (hook,) = named(kids, ASG, "prod-llm-decode-asg").inputs["initialLifecycleHooks"]
-    assert hook == {"name": "gpupool-deregister", "defaultResult": "CONTINUE",
-                    "heartbeatTimeout": 60,
-                    "lifecycleTransition": "autoscaling:EC2_INSTANCE_TERMINATING"}
+    (hook,) = kids[HOOK]  # its own resource (tests/infra/test_remote_gpu_lifecycle.py)
+    assert {k: v for k, v in hook.inputs.items() if k != "autoscalingGroupName"} == {
+        "name": "gpupool-deregister", "defaultResult": "CONTINUE", "heartbeatTimeout": 60,
+        "lifecycleTransition": "autoscaling:EC2_INSTANCE_TERMINATING"}
     assert plan.outputs["remoteGpu"]["llm-decode"]["endpoint"] == (
         "proxy.llm-decode.prod.gpupool.internal")
     endpoints = {e.inputs["serviceName"] for e in plan.of_type(

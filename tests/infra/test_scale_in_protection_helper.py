@@ -20,7 +20,7 @@ from pathlib import Path
 import boto3
 import pytest
 
-from infra.aws import user_data
+from infra.aws import protection
 
 AWS_CLI = shutil.which("aws")
 pytestmark = pytest.mark.skipif(AWS_CLI is None, reason="needs the AWS CLI (aws) on PATH")
@@ -77,8 +77,8 @@ def install(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     curl.write_text(FAKE_CURL)
     curl.chmod(curl.stat().st_mode | stat.S_IXUSR)
     helper = tmp_path / "gpupool-scale-in-protection"
-    snippet = user_data.protection_script("us-east-1").replace(
-        user_data.PROTECTION_HELPER, str(helper))
+    snippet = protection.protection_script("us-east-1").replace(
+        protection.PROTECTION_HELPER, str(helper))
     subprocess.run(["bash", "-euo", "pipefail", "-c", snippet], check=True, timeout=30)
     env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
     return helper, env
