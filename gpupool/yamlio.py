@@ -100,7 +100,16 @@ def _expanded_size(node: yaml.Node, limit: int) -> int:
     return size(node)
 
 
+_STR_TAG: Final = "tag:yaml.org,2002:str"
+
+
 def _construct_mapping(loader: _BoundedLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+    # The common case, told without constructing the keys twice: every key a string scalar
+    # (its node's value is the key) and none twice. Anything else takes the loop below.
+    pairs = node.value
+    names = [k.value for k, _ in pairs if k.tag == _STR_TAG and type(k) is yaml.ScalarNode]
+    if len(names) == len(pairs) and len(set(names)) == len(names):
+        return loader.construct_mapping(node, deep=deep)
     seen: set[Any] = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
@@ -277,9 +286,27 @@ class _StreamLoader(_FAST_BASE):  # type: ignore[misc,valid-type]
 _StreamLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-def _check_bounds(node: yaml.Node, shown: str) -> None:
+def _check_depth(node: yaml.Node, shown: str) -> None:
+    """Nesting depth alone, level by level (a document without an anchor has no alias)."""
+    level, depth = [node], 1
+    while level:
+        below = [c for n in level if type(n) is not yaml.ScalarNode
+                 for c in (n.value if type(n) is yaml.SequenceNode else
+                           (x for pair in n.value for x in pair))]
+        if below and depth >= MAX_DEPTH:
+            raise InputError(f"{shown}: expected YAML nested at most {MAX_DEPTH} levels "
+                             f"(line {below[0].start_mark.line + 1})")
+        level, depth = below, depth + 1
+
+
+def _check_bounds(node: yaml.Node, shown: str, anchored: bool = True) -> None:
     """The bounds :func:`parse_yaml` enforces, on a composed document: aliases (a node reached a
-    second time is an alias), nesting depth, and what the aliases expand to."""
+    second time is an alias), nesting depth, and what the aliases expand to. ``anchored``: the
+    text may hold an anchor (``&``); without one no node can be reached twice, and only the
+    depth is checked."""
+    if not anchored:
+        _check_depth(node, shown)
+        return
     aliases = 0
     seen: set[int] = set()
     stack: list[tuple[yaml.Node, int]] = [(node, 1)]
@@ -313,6 +340,7 @@ def parse_yaml_documents(text: str, shown: str) -> list[YamlDocument]:
     if _SURROGATE.search(text):
         raise InputError(f"{shown}: expected UTF-8 text, found a lone surrogate")
     docs: list[YamlDocument] = []
+    anchored = "&" in text
     with yaml_problems(shown):
         loader = _StreamLoader(text)
         try:
@@ -321,7 +349,7 @@ def parse_yaml_documents(text: str, shown: str) -> list[YamlDocument]:
                 if len(docs) >= MAX_DOCUMENTS:
                     raise InputError(
                         f"{shown}: expected at most {MAX_DOCUMENTS:,} YAML documents")
-                _check_bounds(node, shown)
+                _check_bounds(node, shown, anchored)
                 value = loader.construct_document(node)
                 docs.append(YamlDocument(len(docs), node.start_mark.line + 1, value))
             return docs
@@ -343,9 +371,7 @@ def read_yaml(path: str | Path, shown: str | None = None) -> Any:
 
 def _read_text(p: Path, shown: str) -> str:
     """The file as text, within :data:`MAX_BYTES` and valid UTF-8, or one InputError line."""
-    try:
-        if p.is_file() and p.stat().st_size > MAX_BYTES:
-            raise InputError(f"{shown}: expected a YAML file of at most {MAX_BYTES // 2**20} MiB")
+    try:  # at most MAX_BYTES + 1 bytes are read: decode_text refuses a larger file
         raw = read_bytes(p, shown, limit=MAX_BYTES)  # a FIFO with no writer times out
     except FileNotFoundError:
         raise InputError(f"{shown}: no such file") from None

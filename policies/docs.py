@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from gpupool.catalog import Catalog, load_catalog
+from policies.facts.k8s import ALL_READERS, Lifecycle
 from policies.rules import ALL_RULES
 from policies.rules.base import Example, Rule
 
@@ -77,9 +78,47 @@ def render(catalog: Catalog | None = None) -> str:
              "| Policy | Title | Default |\n|---|---|---|"]
     parts += [f"| [`{r.meta.id}`](#{r.meta.id}) | {r.meta.title} | "
               f"{r.meta.default_enforcement.value} |" for r in ALL_RULES]
+    parts.append(_kinds())
     for rule in ALL_RULES:
         parts.append(_rule(rule, catalog))
     return "\n".join(parts).rstrip() + "\n"
+
+
+def _kinds() -> str:
+    """Which rule reads which Kubernetes kind, and what counts as autoscaled for each: from the
+    reader table (policies/facts/k8s/readers) and each rule's ``k8s_lifecycles``."""
+    lines = [
+        "\n## Kubernetes kinds\n",
+        "The Kubernetes rules read every kind below through one reader per kind "
+        "(`policies/facts/k8s/readers/`): its pod templates (roles), the pods each runs, its "
+        "deadline and its autoscaling. An object of any other kind that asks for an accelerator "
+        "(`nvidia.com/gpu`, `nvidia.com/mig-*`, `amd.com/gpu` in a `limits`, `requests` or "
+        "`…resources` mapping anywhere in it) is never a silent pass: "
+        "`k8s-gpu-per-container` reports it as \"cannot verify\" (at `unknownEnforcement`) "
+        "naming its kind and the path of the request, `k8s-gpu-namespace-quota` judges its "
+        "namespace, and the reports count it as not understood.\n",
+        "| Kind | API group | What is read | Rules | Autoscaled means | Deadline |",
+        "|---|---|---|---|---|---|",
+    ]
+    for reader in ALL_READERS:
+        if reader.lifecycle is Lifecycle.NONE:
+            continue
+        rules = ", ".join(f"`{r.meta.id}`" for r in ALL_RULES
+                          if reader.lifecycle.value in r.meta.k8s_lifecycles)
+        kinds = ", ".join(dict.fromkeys(k for _, k in reader.kinds))
+        named = [g for g in dict.fromkeys(g for g, _ in reader.kinds) if g]
+        groups = ", ".join(f"`{g}`" for g in named) or "core"  # "": core, and Terraform's types
+        lines.append(f"| {kinds} | {groups} | {_cell(reader.roles)} | {rules} | "
+                     f"{_cell(reader.autoscaled) or '—'} | {_cell(reader.deadline) or '—'} |")
+    quiet = [r for r in ALL_READERS if r.lifecycle is Lifecycle.NONE]
+    listed = ", ".join(f"{k} ({g or 'core'})" for r in quiet for g, k in r.kinds)
+    lines.append(f"\nUnderstood to run no pods (their GPU keys are caps or capacities; "
+                 f"`karpenter-gpu-smallest` reads the NodePools): {listed}.")
+    return "\n".join(lines)
+
+
+def _cell(value: str) -> str:
+    return value.replace("|", "\\|").replace("\n", " ")
 
 
 def _rule(rule: Rule, catalog: Catalog) -> str:

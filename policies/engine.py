@@ -19,8 +19,9 @@ from functools import partial
 from gpupool.catalog import Catalog, load_catalog
 from gpupool.gcpause import paused_gc
 from policies.facts import PlanIndex, Side, block, number, override_weights
+from policies.facts.k8s import Census
 from policies.model import UNKNOWN, ChangeKind, Plan, ResourceChange, ResourceKind
-from policies.result import CostLine, Result, RuleError, Violation
+from policies.result import CostLine, GpuObjects, KindCount, Result, RuleError, Violation
 from policies.rules import ALL_RULES
 from policies.rules._common import prices_of
 from policies.rules.base import Enforcement, Finding, Rule, RuleContext
@@ -64,6 +65,7 @@ def _evaluate(plans: Sequence[Plan], settings: Settings, catalog: Catalog | None
     cost: list[CostLine] = []
     evaluated = 0
     regional: dict[str, Catalog] = {}
+    census = Census()
     for plan in plans:
         index = PlanIndex(plan.changes)
         plan_catalog = priced_for(plan, catalog, regional)
@@ -71,6 +73,7 @@ def _evaluate(plans: Sequence[Plan], settings: Settings, catalog: Catalog | None
         if changed_only:
             judged = tuple(c for c in plan.changes if c.change is not ChangeKind.NOOP)
         evaluated += len(judged)
+        census.add(judged)
         found: list[Violation] = []
         for rule, policy in enabled:
             ctx = RuleContext(plan_catalog, policy.params, index.by_address, plan_index=index)
@@ -95,6 +98,8 @@ def _evaluate(plans: Sequence[Plan], settings: Settings, catalog: Catalog | None
         policies=[_policy_row(r, settings.policies[r.meta.id]) for r in ALL_RULES],
         resources_evaluated=evaluated,
         cost=cost,
+        gpu_objects=GpuObjects(census.judged, tuple(
+            KindCount(kind, api, n) for (kind, api), n in sorted(census.not_understood.items()))),
     )
 
 

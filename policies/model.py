@@ -77,6 +77,9 @@ class ResourceKind(StrEnum):
     K8S_AUTOSCALER = "k8s-autoscaler"  # HorizontalPodAutoscaler, KEDA ScaledObject
     KARPENTER_NODE_POOL = "karpenter-node-pool"  # NodePool (v1, v1beta1), Provisioner (v1alpha5)
     K8S_MANIFEST = "k8s-manifest"  # Terraform kubernetes_manifest: the kind is in its content
+    # Any other Kubernetes object (custom resources: PyTorchJob, RayCluster, …): the readers of
+    # policies.facts.k8s decide what it runs, and one that asks for a GPU is never skipped.
+    K8S_OBJECT = "k8s-object"
     OTHER = "other"
 
 
@@ -177,9 +180,10 @@ def resource_kind(type_token: str) -> ResourceKind:
 @lru_cache(maxsize=1024)
 def _kubernetes_kind(type_token: str) -> ResourceKind:
     """``kubernetes:apps/v1:Deployment``, ``kubernetes:keda.sh/v1alpha1:ScaledObject``: by group
-    and kind, whatever the version (Pulumi's typed resources and CustomResource alike)."""
+    and kind, whatever the version (Pulumi's typed resources and CustomResource alike); any
+    other object is a :attr:`ResourceKind.K8S_OBJECT`."""
     _, group_version, kind = [*type_token.split(":", 2), "", ""][:3]
-    return K8S_KINDS.get((group_version.split("/", 1)[0], kind), ResourceKind.OTHER)
+    return K8S_KINDS.get((group_version.split("/", 1)[0], kind), ResourceKind.K8S_OBJECT)
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")

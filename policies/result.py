@@ -1,8 +1,10 @@
+# ruff: noqa: RUF001, RUF003  (× is the multiplication sign users read in reports)
 """What an evaluation returns: the shape every report format renders.
 
 ``to_json`` is the fixed ``--format json`` document of DESIGN.md:
 ``{"verdict", "violations": [{"policy", "enforcement", "resource", "message"}], "errors"}``
-with more keys added alongside.
+with more keys added alongside (``summary.kubernetes``: GPU objects judged, kinds not
+understood).
 """
 
 from __future__ import annotations
@@ -80,6 +82,44 @@ class CostLine:
 
 
 @dataclass(frozen=True)
+class KindCount:
+    """Objects of one kind that ask for an accelerator and that no reader understands."""
+
+    kind: str
+    api_version: str
+    objects: int
+
+    def shown(self) -> str:
+        api = f" {self.api_version}" if self.api_version else ""
+        return f"{self.kind}{api}" + (f" × {self.objects}" if self.objects != 1 else "")
+
+
+@dataclass(frozen=True)
+class GpuObjects:
+    """Kubernetes objects asking for GPUs: how many the rules judged, which were not understood
+    (their findings say 'cannot verify'): so a pass never hides a skipped GPU workload."""
+
+    judged: int = 0
+    not_understood: tuple[KindCount, ...] = ()
+
+    @property
+    def seen(self) -> bool:
+        return bool(self.judged or self.not_understood)
+
+    @property
+    def skipped(self) -> int:
+        return sum(k.objects for k in self.not_understood)
+
+    def sentence(self) -> str:
+        """``4 GPU objects judged; 1 not understood: Experiment kubeflow.org/v1beta1``."""
+        out = f"{self.judged} GPU object{'s' if self.judged != 1 else ''} judged"
+        if self.not_understood:
+            kinds = ", ".join(k.shown() for k in self.not_understood)
+            out += f"; {self.skipped} not understood: {kinds}"
+        return out
+
+
+@dataclass(frozen=True)
 class Result:
     violations: Sequence[Violation]  # includes waived ones (waived_by set)
     errors: Sequence[RuleError]
@@ -87,6 +127,7 @@ class Result:
     policies: Sequence[Mapping[str, Any]]  # id, title, enforcement in force, rationale
     resources_evaluated: int
     cost: Sequence[CostLine] = ()
+    gpu_objects: GpuObjects = field(default_factory=GpuObjects)
 
     @property
     def verdict(self) -> Literal["pass", "fail"]:
@@ -130,6 +171,14 @@ class Result:
                 ),
                 "waived": sum(1 for v in self.violations if v.waived_by is not None),
                 "cost_delta_per_hour": _sum_known(c.delta_per_hour for c in self.cost),
+                "kubernetes": {
+                    "gpu_objects_judged": self.gpu_objects.judged,
+                    "gpu_objects_not_understood": self.gpu_objects.skipped,
+                    "kinds_not_understood": [
+                        {"kind": k.kind, "api_version": k.api_version, "objects": k.objects}
+                        for k in self.gpu_objects.not_understood
+                    ],
+                },
             },
             "cost": [
                 {

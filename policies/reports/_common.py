@@ -66,7 +66,8 @@ def verdict_line(result: Result) -> str:
     word = "FAIL" if result.verdict == "fail" else "PASS"
     scope = plural(result.resources_evaluated, "resource")
     where = f" in {', '.join(some(result.sources))}" if result.sources else ""
-    return f"{word}: {summary(result)} ({scope} evaluated{where})"
+    gpus = f"; Kubernetes: {result.gpu_objects.sentence()}" if result.gpu_objects.seen else ""
+    return f"{word}: {summary(result)} ({scope} evaluated{where}{gpus})"
 
 
 def some(items: Sequence[str], shown: int = 5) -> list[str]:

@@ -152,6 +152,8 @@ def _subline(result: Result) -> str:
         if len(result.sources) > 5:
             listed.append(f"{len(result.sources) - 5} more")
         scope += " in " + ", ".join(listed)
+    if result.gpu_objects.seen:
+        scope += f" · Kubernetes: {text(result.gpu_objects.sentence())}"
     return " · ".join(parts) + f" — {scope}"
 
 

@@ -78,6 +78,10 @@ class RuleMeta:
     # The input its findings are about (snake_case path), unless a Finding says otherwise:
     # reports point at the line that sets it (see Finding.prop).
     prop: str | None = None
+    # Which Kubernetes workloads it judges, by the lifecycle their reader gives them
+    # (policies.facts.k8s.Lifecycle values: "service", "batch", …): docs/policies.md's table of
+    # kinds says from this which rule reads which kind.
+    k8s_lifecycles: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -51,8 +51,10 @@ KINDS = frozenset({
     ResourceKind.INSTANCE, ResourceKind.LAUNCH_TEMPLATE, ResourceKind.LAUNCH_CONFIGURATION,
     ResourceKind.AUTOSCALING_GROUP, ResourceKind.EKS_NODE_GROUP,
     ResourceKind.K8S_WORKLOAD, ResourceKind.K8S_MANIFEST,  # pod templates: GPUs per pod
+    ResourceKind.K8S_OBJECT,
 })
-POD_KINDS = frozenset({ResourceKind.K8S_WORKLOAD, ResourceKind.K8S_MANIFEST})
+POD_KINDS = frozenset({ResourceKind.K8S_WORKLOAD, ResourceKind.K8S_MANIFEST,
+                       ResourceKind.K8S_OBJECT})
 
 
 def _gpu_deployment(gpus: int) -> dict[str, object]:
@@ -89,6 +91,7 @@ class GpuNoVerticalUpsize(Rule):
         params=Params,
         needs_old_inputs=True,
         prop="instance_type",
+        k8s_lifecycles=frozenset({"service", "batch", "per-node", "pod", "template"}),
     )
 
     examples = (
@@ -336,12 +339,12 @@ class GpuNoVerticalUpsize(Rule):
 
 def _pod_upsize(change: ResourceChange) -> Iterable[Finding]:
     """GPUs per pod of each pod template (role), old against new: more is vertical scaling."""
-    new_obj = k8s.k8s_object(change, "new")
-    new_wl = k8s.workload(new_obj) if new_obj is not None else None
+    new = k8s.read(change, "new")
+    new_wl = new.workload if new is not None else None
     if new_wl is None:
         return
-    old_obj = k8s.k8s_object(change, "old") if change.old is not None else None
-    old_wl = k8s.workload(old_obj) if old_obj is not None else None
+    old = k8s.read(change, "old") if change.old is not None else None
+    old_wl = old.workload if old is not None else None
     old_roles = {r.name: r for r in old_wl.roles} if old_wl is not None else {}
     for role in new_wl.roles or (k8s.Role("", k8s.PodGpus(unknown=new_wl.unknown)),):
         old = old_roles.get(role.name)

@@ -28,10 +28,15 @@ class K8sGpuLimits(Rule):
             "at apply time (\"Limit must be set for non overcommitable resources\", \"must be "
             "equal to … limit\", \"must be an integer\"), after the pull request merged; this "
             "rule catches it in the pull request. A fraction of a GPU is time-slicing or MIG, "
-            "configured on the device plugin, not a quantity like 500m."
+            "configured on the device plugin, not a quantity like 500m. Every container of "
+            "every kind in the Kubernetes kinds table below (a NIMService's spec.resources, a "
+            "TrainJob's resourcesPerNode: the resources block the operator copies into its "
+            "pods)."
         ),
         scope="resource",
-        kinds=frozenset({ResourceKind.K8S_WORKLOAD, ResourceKind.K8S_MANIFEST}),
+        kinds=frozenset({ResourceKind.K8S_WORKLOAD, ResourceKind.K8S_MANIFEST,
+                         ResourceKind.K8S_OBJECT}),
+        k8s_lifecycles=frozenset({"service", "batch", "per-node", "pod", "template"}),
     )
 
     examples = (
@@ -83,13 +88,14 @@ class K8sGpuLimits(Rule):
     )
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
-        obj = k8s.k8s_object(change)
+        found = k8s.read(change)
+        obj = found.obj if found is not None else None
         if obj is None or obj.spec is UNKNOWN:
             if obj is not None and change.kind is ResourceKind.K8S_MANIFEST:
                 yield Finding(change.address, cannot_verify("the manifest is unknown until apply"),
                               unknown=True)
             return
-        wl = k8s.workload(obj)
+        wl = found.workload if found is not None else None
         if wl is None:
             return
         if wl.unknown:
@@ -103,18 +109,21 @@ class K8sGpuLimits(Rule):
                               unknown=True)
                 continue
             for c in role.pods.gpu_containers:
-                where = prop(change.type, c.resources_path)
                 if c.unknown:
                     yield Finding(change.address, cannot_verify(f"{who} container {c.name}: "
                                                                 f"{c.unknown}"), unknown=True)
                     continue
                 for resource in c.resources:
-                    yield from _judge(change.address, who, c, resource, where)
+                    yield from _judge(change, who, c, resource)
 
 
-def _judge(address: str, who: str, c: k8s.ContainerGpus, resource: str, where: str
+def _judge(change: ResourceChange, who: str, c: k8s.ContainerGpus, resource: str
            ) -> Iterable[Finding]:
+    address = change.address
     limit, request = c.limits.get(resource), c.requests.get(resource)
+    if limit is not None and request is None and limit.whole:
+        return  # the common case: a whole count in limits only
+    where = prop(change.type, c.resources_path)
     for q in (limit, request):
         if q is not None and q.unknown:
             yield Finding(address, cannot_verify(

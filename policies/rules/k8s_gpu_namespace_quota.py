@@ -50,11 +50,17 @@ class K8sGpuNamespaceQuota(Rule):
             "violation; when it is not in the input at all (a workload applied into an existing "
             "namespace, or manifests without a namespace), the quota cannot be seen: the "
             "finding says 'cannot verify' at unknownEnforcement (advisory by default). A quota "
-            "restricted by scopes or a scopeSelector covers only some pods: cannot verify."
+            "restricted by scopes or a scopeSelector covers only some pods: cannot verify. "
+            "Every kind in the Kubernetes kinds table below is read (an object of a kind no "
+            "reader understands counts with the GPUs it asks for); templates other objects run "
+            "(TrainingRuntime, WorkflowTemplate, LLMInferenceServiceConfig) count where they "
+            "run."
         ),
         scope="stack",
         kinds=frozenset({ResourceKind.K8S_WORKLOAD, ResourceKind.K8S_NAMESPACE,
-                         ResourceKind.K8S_RESOURCE_QUOTA, ResourceKind.K8S_MANIFEST}),
+                         ResourceKind.K8S_RESOURCE_QUOTA, ResourceKind.K8S_MANIFEST,
+                         ResourceKind.K8S_OBJECT}),
+        k8s_lifecycles=frozenset({"service", "batch", "per-node", "pod"}),
     )
 
     examples = (
@@ -101,17 +107,17 @@ class K8sGpuNamespaceQuota(Rule):
         for change in changes:
             if change.kind not in self.meta.kinds or change.change in _GONE:
                 continue
-            obj = k8s.k8s_object(change)
-            if obj is None:
+            found = k8s.read(change)
+            if found is None:
                 continue
+            obj = found.obj
             key = k8s.namespace_key(change, obj)
             if obj.kind == "Namespace":
                 namespaces.add(key)
             elif obj.kind == "ResourceQuota":
                 quotas.setdefault(key, []).append(_Quota(change, k8s.quota_gpus(obj)))
             else:
-                wl = k8s.workload(obj)
-                used = wl.gpu_resources if wl is not None else ()
+                used = _used(found)
                 if used:
                     workloads.append((change, obj, used))
         for change, obj, used in workloads:
@@ -152,6 +158,16 @@ class K8sGpuNamespaceQuota(Rule):
             yield Finding(change.address, cannot_verify(
                 f"{who} uses {', '.join(used)}; {where}, so its ResourceQuota on {wanted} "
                 "cannot be seen"), unknown=True)
+
+
+def _used(found: k8s.Reading) -> tuple[str, ...]:
+    """The GPU resources an object's pods ask for; templates others run (a ClusterTrainingRuntime,
+    a WorkflowTemplate) are counted where they run, not where they are declared."""
+    wl = found.workload
+    if wl is not None and wl.lifecycle is k8s.Lifecycle.TEMPLATE:
+        return ()
+    stray = (r.resource for r in found.stray if r.resource in k8s.GPU_RESOURCES)
+    return tuple(dict.fromkeys([*(wl.gpu_resources if wl is not None else ()), *stray]))
 
 
 def _namespace(key: Any) -> str:

@@ -48,6 +48,29 @@ def _deployment(limits: Mapping[str, Any]) -> dict[str, Any]:
                                          "resources": {"limits": dict(limits)}}]}}}}
 
 
+def _pytorch_job(gpus: int) -> dict[str, Any]:
+    pod = {"spec": {"containers": [{"name": "pytorch", "image": "pytorch/pytorch:2.4.0-cuda12.1",
+                                    "resources": {"limits": {"nvidia.com/gpu": gpus}}}]}}
+    return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+            "metadata": {"name": "finetune", "namespace": "ml"},
+            "spec": {"pytorchReplicaSpecs": {
+                "Master": {"replicas": 1, "template": pod},
+                "Worker": {"replicas": 3, "template": pod}}}}
+
+
+def _ray_cluster(gpus: int) -> dict[str, Any]:
+    def pod(name: str, limits: dict[str, Any]) -> dict[str, Any]:
+        return {"spec": {"containers": [{"name": name, "image": "rayproject/ray:2.46.0-gpu",
+                                         "resources": {"limits": limits}}]}}
+    return {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+            "metadata": {"name": "serve", "namespace": "ml"},
+            "spec": {"enableInTreeAutoscaling": True,
+                     "headGroupSpec": {"template": pod("ray-head", {"cpu": "2"})},
+                     "workerGroupSpecs": [{"groupName": "gpu", "minReplicas": 1,
+                                           "maxReplicas": 8, "template": pod(
+                                               "ray-worker", {"nvidia.com/gpu": gpus})}]}}
+
+
 class K8sGpuPerContainer(Rule):
     meta = RuleMeta(
         id="k8s-gpu-per-container",
@@ -60,14 +83,22 @@ class K8sGpuPerContainer(Rule):
             "steps of that size. One GPU per container with more replicas (or Job parallelism) "
             "packs nodes fully and lets the autoscaler add capacity one GPU at a time. Counts "
             "nvidia.com/gpu, nvidia.com/gpu.shared and amd.com/gpu in limits (requests when no "
-            "limit is set) of every container and init container of Pods, Deployments, "
-            "StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs. Multi-GPU training that "
-            "needs NVLink may be allowed by namespace or label (multiGpuNamespaces, "
-            "multiGpuLabels) up to multiGpuMax."
+            "limit is set) of every container and init container of every pod template of the "
+            "kinds in the Kubernetes kinds table below (built-in workloads, Kubeflow training "
+            "jobs and Trainer, JobSet, LeaderWorkerSet, KubeRay, KServe, Argo Workflows, "
+            "Volcano, NVIDIA NIM). Multi-GPU training or serving that needs NVLink or tensor "
+            "parallelism may be allowed by namespace or label (multiGpuNamespaces, "
+            "multiGpuLabels) up to multiGpuMax. Fail closed: an object of any other kind that "
+            "asks for an accelerator (nvidia.com/gpu, nvidia.com/mig-*, amd.com/gpu in a "
+            "limits, requests or resources mapping anywhere in it), or one whose reader leaves "
+            "such a request unread, is reported here as 'cannot verify' (at "
+            "unknownEnforcement) naming its kind and the path of the request."
         ),
         scope="resource",
-        kinds=frozenset({ResourceKind.K8S_WORKLOAD, ResourceKind.K8S_MANIFEST}),
+        kinds=frozenset({ResourceKind.K8S_WORKLOAD, ResourceKind.K8S_MANIFEST,
+                         ResourceKind.K8S_OBJECT}),
         params=Params,
+        k8s_lifecycles=frozenset({"service", "batch", "per-node", "pod", "template"}),
     )
 
     examples = (
@@ -107,6 +138,35 @@ class K8sGpuPerContainer(Rule):
                               "parallelism"],
         ),
         Example(
+            title="PyTorchJob whose workers ask for four GPUs each",
+            allowed=False,
+            resources=[{"type": "kubernetes:kubeflow.org/v1:PyTorchJob", "name": "finetune",
+                        "new": _pytorch_job(4)}],
+            message_contains=["PyTorchJob ml/finetune, Worker: container pytorch asks for 4 × "
+                              "nvidia.com/gpu", "pytorchReplicaSpecs.Worker.template.spec."
+                              "containers[0].resources.limits", "4 × the replicas",
+                              "multiGpuNamespaces: [ml]", "gpupool estimate"],
+        ),
+        Example(
+            title="RayCluster worker group with one GPU per worker",
+            allowed=True,
+            resources=[{"type": "kubernetes:ray.io/v1:RayCluster", "name": "serve",
+                        "new": _ray_cluster(1)}],
+        ),
+        Example(
+            title="A kind no reader understands asks for a GPU: never a silent pass",
+            allowed=False,
+            unknown=True,
+            resources=[{"type": "kubernetes:example.com/v1:Trainer", "name": "exp",
+                        "new": {"apiVersion": "example.com/v1", "kind": "Trainer",
+                                "metadata": {"name": "exp", "namespace": "ml"},
+                                "spec": {"worker": {"resources": {"limits": {
+                                    "nvidia.com/gpu": 1}}}}}}],
+            message_contains=["cannot verify", "Trainer ml/exp (example.com/v1) asks for "
+                              "nvidia.com/gpu at spec.worker.resources.limits",
+                              "no reader understands kind Trainer"],
+        ),
+        Example(
             title="GPU limits unknown until apply",
             allowed=False,
             unknown=True,
@@ -120,14 +180,18 @@ class K8sGpuPerContainer(Rule):
     )
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
-        obj = k8s.k8s_object(change)
-        if obj is None:
+        found = k8s.read(change)
+        if found is None:
             return
+        obj, wl = found.obj, found.workload
         if obj.spec is UNKNOWN and change.kind is ResourceKind.K8S_MANIFEST:
             yield Finding(change.address, cannot_verify("the manifest is unknown until apply"),
                           unknown=True)
             return
-        wl = k8s.workload(obj)
+        if found.stray:
+            yield Finding(change.address, cannot_verify(stray_message(change, found)),
+                          unknown=True, detail={"kind": obj.kind, "api_version": obj.api_version,
+                                                "paths": [r.path for r in found.stray]})
         if wl is None:
             return
         if wl.unknown:
@@ -152,7 +216,6 @@ class K8sGpuPerContainer(Rule):
             yield Finding(change.address, cannot_verify(
                 f"{wl.who(role)} container {c.name}: {c.unknown}"), unknown=True)
             return
-        where = prop(change.type, c.resources_path)
         for resource in c.resources:
             q = c.count(resource)
             if q.unknown:
@@ -161,14 +224,40 @@ class K8sGpuPerContainer(Rule):
                     unknown=True)
             elif q.value is not None and q.value > allowed:
                 side = "limits" if resource in c.limits else "requests"
+                where = prop(change.type, c.resources_path)
                 n = count(q.value)
                 yield Finding(change.address, (
                     f"{wl.who(role)}: container {c.name} asks for {n} × {resource} "
                     f"({where}.{side}); at most {allowed} per container: run "
                     f"{n} × the {_scale_by(change, wl, role)} with {allowed} "
-                    f"GPU{'s' if allowed != 1 else ''} each instead (scale out, not up)"),
+                    f"GPU{'s' if allowed != 1 else ''} each instead (scale out, not up). "
+                    f"{_multi_gpu_hint(wl.obj)}"),
                     detail={"container": c.name, "resource": resource, "gpus": q.value,
-                            "allowed": allowed})
+                            "allowed": allowed, **({"role": role.name} if role.name else {})})
+
+
+def stray_message(change: ResourceChange, found: k8s.Reading) -> str:
+    """Where an object asks for accelerators that no reader read, naming its kind and path."""
+    obj, first = found.obj, found.stray[0]
+    api = f" ({obj.api_version})" if obj.api_version else ""
+    where = prop(change.type, first.path)
+    more = len(found.stray) - 1
+    also = f" (and {more} more place{'s' if more != 1 else ''})" if more else ""
+    asks = f"{k8s.describe(obj)}{api} asks for {first.resource} at {where}{also}"
+    if found.workload is None:
+        return (f"{asks}, but no reader understands kind {obj.kind}: its GPUs per container, "
+                "limits, quota and autoscaling cannot be judged (check the pods it creates, or "
+                "render it to built-in kinds)")
+    return (f"{asks}, which the {found.workload.reader} reader does not read as a pod's "
+            "containers: those GPUs cannot be judged")
+
+
+def _multi_gpu_hint(obj: k8s.K8sObject) -> str:
+    ns = obj.namespace if isinstance(obj.namespace, str) else "<namespace>"
+    return (f"If one container needs several GPUs (tensor parallelism for a model that does not "
+            f"fit one GPU: `gpupool estimate` tells whether one GPU holds it), allow it for its "
+            f"namespace or label with this rule's multiGpuNamespaces: [{ns}] or multiGpuLabels "
+            "(e.g. {gpupool.io/multi-gpu: \"true\"}), up to multiGpuMax")
 
 
 def _scale_by(change: ResourceChange, wl: k8s.Workload, role: k8s.Role) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 from policies.facts import k8s
 from policies.model import UNKNOWN, ChangeKind, ResourceChange, ResourceKind
-from policies.rules._common import cannot_verify
+from policies.rules._common import cannot_verify, prop
 from policies.rules.base import Enforcement, Example, Finding, Rule, RuleContext, RuleMeta
 
 _GONE = (ChangeKind.DELETE, ChangeKind.READ)
@@ -36,6 +36,25 @@ _HPA_CPU = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
                              "type": "Utilization", "averageUtilization": 70}}}]}}
 
 
+_ISVC = {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+         "metadata": {"name": "llm", "namespace": "ml"},
+         "spec": {"predictor": {"minReplicas": 1, "maxReplicas": 4, "model": {
+             "modelFormat": {"name": "huggingface"}, "storageUri": "hf://Qwen/Qwen2.5-7B",
+             "resources": {"limits": {"nvidia.com/gpu": 1}}}}}}
+_RAY_SERVICE = {"apiVersion": "ray.io/v1", "kind": "RayService",
+                "metadata": {"name": "llm", "namespace": "ml"},
+                "spec": {"rayClusterConfig": {
+                    "headGroupSpec": {"template": {"spec": {"containers": [
+                        {"name": "ray-head", "image": "rayproject/ray-llm:2.52.0"}]}}},
+                    "workerGroupSpecs": [{"groupName": "gpu-group", "replicas": 2,
+                                          "minReplicas": 1, "maxReplicas": 4,
+                                          "template": {"spec": {"containers": [{
+                                              "name": "ray-worker",
+                                              "image": "rayproject/ray-llm:2.52.0",
+                                              "resources": {"limits": {
+                                                  "nvidia.com/gpu": 1}}}]}}}]}}}
+
+
 def _res(obj: dict[str, Any]) -> dict[str, Any]:
     kind, name = obj["kind"], obj["metadata"]["name"]
     return {"type": f"kubernetes:{obj['apiVersion']}:{kind}", "name": name, "new": obj}
@@ -51,22 +70,30 @@ class _Scaler:
 class K8sGpuWorkloadAutoscaled(Rule):
     meta = RuleMeta(
         id="k8s-gpu-workload-autoscaled",
-        title="GPU Deployments and StatefulSets scale on GPU utilisation",
+        title="GPU serving workloads scale on GPU utilisation",
         default_enforcement=Enforcement.MANDATORY,
         rationale=(
             "Allocation is not utilisation: a GPU Deployment with a fixed replica count holds "
-            "its GPUs whether they are busy or idle. Every Deployment, StatefulSet, ReplicaSet "
-            "or ReplicationController whose pods ask for GPUs is the scaleTargetRef of a "
+            "its GPUs whether they are busy or idle. Every long-running (service) workload "
+            "whose pods ask for GPUs scales: a Deployment, StatefulSet, ReplicaSet, "
+            "ReplicationController or LeaderWorkerSet is the scaleTargetRef of a "
             "HorizontalPodAutoscaler or a KEDA ScaledObject in its namespace, on a GPU metric "
             "(a metric name, selector, query or trigger naming GPU or DCGM, such as "
-            "DCGM_FI_DEV_GPU_UTIL), with room to scale (maxReplicas above minReplicas). Scaling "
-            "on CPU alone misses GPU-bound load. Jobs, CronJobs, bare Pods and DaemonSets run "
-            "to completion or one per node: they are out of scope. An autoscaler whose target "
-            "is unknown until apply makes the finding 'cannot verify'."
+            "DCGM_FI_DEV_GPU_UTIL), with room to scale (maxReplicas above minReplicas); a kind "
+            "with its own autoscaler (RayCluster and RayService worker groups, KServe "
+            "components, LLMInferenceService, NIMService) has it on, with room, on GPU "
+            "utilisation or on the load it measures itself (Ray's resource demand, Knative's "
+            "concurrency, the workload variant autoscaler): the Kubernetes kinds table below "
+            "says what counts for each kind, per GPU role (a RayCluster head holding GPUs never "
+            "scales). Scaling on CPU alone misses GPU-bound load. Jobs, training jobs, "
+            "workflows, bare Pods and DaemonSets run to completion or one per node: they are "
+            "out of scope. An autoscaler whose target is unknown until apply makes the finding "
+            "'cannot verify'."
         ),
         scope="stack",
         kinds=frozenset({ResourceKind.K8S_WORKLOAD, ResourceKind.K8S_AUTOSCALER,
-                         ResourceKind.K8S_MANIFEST}),
+                         ResourceKind.K8S_MANIFEST, ResourceKind.K8S_OBJECT}),
+        k8s_lifecycles=frozenset({"service"}),
     )
 
     examples = (
@@ -96,6 +123,19 @@ class K8sGpuWorkloadAutoscaled(Rule):
             message_contains=["never scales (min = max = 3)"],
         ),
         Example(
+            title="KServe InferenceService on a GPU, Knative autoscaling to 4 replicas",
+            allowed=True,
+            resources=[_res(_ISVC)],
+        ),
+        Example(
+            title="RayService whose GPU worker group the Ray autoscaler never scales",
+            allowed=False,
+            resources=[_res(_RAY_SERVICE)],
+            message_contains=["RayService ml/llm, worker group gpu-group runs GPUs but the "
+                              "RayCluster autoscaler is off",
+                              "rayClusterConfig.enableInTreeAutoscaling"],
+        ),
+        Example(
             title="Autoscaler target unknown until apply",
             allowed=False,
             unknown=True,
@@ -115,9 +155,10 @@ class K8sGpuWorkloadAutoscaled(Rule):
         for change in changes:
             if change.kind not in self.meta.kinds or change.change in _GONE:
                 continue
-            obj = k8s.k8s_object(change)
-            if obj is None:
+            found = k8s.read(change)
+            if found is None:
                 continue
+            obj = found.obj
             target = k8s.scale_target(obj)
             if target is not None:
                 scaler = _Scaler(change, target, obj.kind)
@@ -128,7 +169,7 @@ class K8sGpuWorkloadAutoscaled(Rule):
                 else:
                     scalers.setdefault((key, target.kind, target.name), []).append(scaler)
             else:
-                wl = k8s.workload(obj)
+                wl = found.workload
                 if wl is not None and wl.lifecycle is k8s.Lifecycle.SERVICE and wl.gpu:
                     workloads.append((change, wl))
         for change, wl in workloads:
@@ -137,11 +178,32 @@ class K8sGpuWorkloadAutoscaled(Rule):
     def _judge(self, change: ResourceChange, wl: k8s.Workload,
                scalers: dict[tuple[Any, str, str], list[_Scaler]],
                unresolved: list[_Scaler]) -> Iterable[Finding]:
+        roles = [r for r in wl.gpu_roles if r.replicas.max != 0]
+        if wl.gpu_roles and not roles:
+            return  # parked: it holds no GPU
+        for role in roles:
+            if role.autoscaler is not None:
+                yield from _own(change, wl, role)
+        rest = [r for r in roles if r.autoscaler is None]
+        if not rest and not wl.unknown:
+            return
+        if wl.scale_target:
+            yield from self._targeted(change, wl, scalers, unresolved)
+            return
+        reader = k8s.reader_for(wl.obj)
+        what = reader.autoscaled if reader is not None else "an autoscaler"
+        for role in rest:
+            yield Finding(change.address, (
+                f"{wl.who(role)} runs GPUs but nothing scales it: its GPUs stay allocated "
+                f"whether busy or idle; what scales a {wl.obj.kind}: {what}"))
+
+    def _targeted(self, change: ResourceChange, wl: k8s.Workload,
+                  scalers: dict[tuple[Any, str, str], list[_Scaler]],
+                  unresolved: list[_Scaler]) -> Iterable[Finding]:
+        """A kind an HPA or KEDA ScaledObject scales (Deployment, LeaderWorkerSet, …)."""
         obj = wl.obj
         who = wl.who()
         key = k8s.namespace_key(change, obj)
-        if wl.gpu_roles and all(r.replicas.max == 0 for r in wl.gpu_roles):
-            return  # parked: it holds no GPU
         if key is UNKNOWN or not isinstance(obj.name, str):
             yield Finding(change.address, cannot_verify(
                 f"{who}: its name or namespace is unknown until apply, so its autoscaler cannot "
@@ -164,11 +226,10 @@ class K8sGpuWorkloadAutoscaled(Rule):
             return
         s = found[0]
         if not k8s.is_gpu_metric(s.target.metrics):
-            on = ", ".join(dict.fromkeys(m for m in s.target.metrics if m in (
-                "cpu", "memory"))) or "metrics that are not GPU utilisation"
             yield Finding(change.address, (
-                f"{who}: {s.kind} {s.change.name} scales on {on}, not on GPU utilisation: "
-                "GPU-bound load leaves it idle; add a GPU metric (DCGM_FI_DEV_GPU_UTIL)"))
+                f"{who}: {s.kind} {s.change.name} scales on {_plain(s.target.metrics)}, not on "
+                "GPU utilisation: GPU-bound load leaves it idle; add a GPU metric "
+                "(DCGM_FI_DEV_GPU_UTIL)"))
         else:
             lo, hi = s.target.min_replicas, s.target.max_replicas
             yield Finding(change.address, (
@@ -176,6 +237,36 @@ class K8sGpuWorkloadAutoscaled(Rule):
                 f"give it room (maxReplicas above {lo})" if lo == hi else
                 f"{who}: {s.kind} {s.change.name} has no maxReplicas above its minimum "
                 f"({lo}-{hi})"))
+
+
+def _own(change: ResourceChange, wl: k8s.Workload, role: k8s.Role) -> Iterable[Finding]:
+    """A kind's own autoscaler of a GPU role: on, with room, on GPU utilisation or load."""
+    a = role.autoscaler
+    assert a is not None
+    who = wl.who(role)
+    where = prop(change.type, a.path)
+    if a.enabled is UNKNOWN:
+        yield Finding(change.address, cannot_verify(
+            f"{who}: whether the {a.name} scales it is unknown until apply ({where})"),
+            unknown=True)
+    elif a.enabled is not True:
+        yield Finding(change.address, (
+            f"{who} runs GPUs but the {a.name} is off ({where}): its GPUs stay allocated "
+            "whether busy or idle; turn it on, with maxReplicas above minReplicas"))
+    elif not a.can_scale:
+        yield Finding(change.address, (
+            f"{who}: the {a.name} never scales it (min = max = {a.min}); give it room "
+            f"(maxReplicas above {a.min})"))
+    elif not (a.on_load or k8s.is_gpu_metric(a.metrics)):
+        yield Finding(change.address, (
+            f"{who}: the {a.name} scales on {_plain(a.metrics)}, not on GPU utilisation or "
+            "load: GPU-bound load leaves it idle; scale on a GPU metric (DCGM_FI_DEV_GPU_UTIL) "
+            "or the server's load"))
+
+
+def _plain(metrics: tuple[str, ...]) -> str:
+    return ", ".join(dict.fromkeys(m for m in metrics if m in ("cpu", "memory"))) or (
+        "metrics that are not GPU utilisation")
 
 
 def _can_scale(t: k8s.ScaleTarget) -> bool:

@@ -38,7 +38,21 @@ class Params(RuleParams):
 
 @lru_cache(maxsize=1024)
 def labels_of(t: InstanceType) -> Mapping[str, str]:
-    """The well-known labels Karpenter's AWS provider puts on a node of type ``t``."""
+    """The well-known labels Karpenter's AWS provider puts on a node of type ``t``, and EKS Auto
+    Mode's: the same ``instance-*`` labels and values under ``eks.amazonaws.com/`` (its
+    NodePools are Karpenter's; keys and formats as AWS's "Create a Node Pool for EKS Auto Mode"
+    lists them)."""
+    own = _karpenter_labels(t)
+    eks = {f"{_EKS}{k.removeprefix(_KARPENTER_AWS)}": v for k, v in own.items()
+           if k.startswith(_KARPENTER_AWS)}
+    return {**own, **eks}
+
+
+_KARPENTER_AWS = "karpenter.k8s.aws/"
+_EKS = "eks.amazonaws.com/"
+
+
+def _karpenter_labels(t: InstanceType) -> dict[str, str]:
     m = _CATEGORY.match(t.family)
     gpu_count = f"{t.gpu_count:g}" if float(t.gpu_count).is_integer() else "0"
     return {
@@ -93,11 +107,12 @@ def allowed_types(catalog: Catalog, requirements: tuple[k8s.Requirement, ...]
     return tuple(t for t in catalog if all(_matches(r, labels_of(t)) for r in judged))
 
 
-def _nodepool(requirements: list[dict[str, Any]]) -> dict[str, Any]:
+def _nodepool(requirements: list[dict[str, Any]], node_class: str = "karpenter.k8s.aws"
+              ) -> dict[str, Any]:
+    kind = "NodeClass" if node_class == "eks.amazonaws.com" else "EC2NodeClass"
     return {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "gpu"},
             "spec": {"template": {"spec": {
-                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",
-                                 "name": "gpu"},
+                "nodeClassRef": {"group": node_class, "kind": kind, "name": "gpu"},
                 "requirements": requirements}}}}
 
 
@@ -120,7 +135,9 @@ class KarpenterGpuSmallest(Rule):
             "instance type, family, size, category, generation, GPU count, name, manufacturer "
             "and memory, CPU, memory and architecture against every type of the GPU catalog; "
             "requirement keys it cannot evaluate (zones, capacity type, custom labels) exclude "
-            "nothing. NodePool (karpenter.sh/v1, v1beta1) and Provisioner (v1alpha5)."
+            "nothing. NodePool (karpenter.sh/v1, v1beta1) and Provisioner (v1alpha5); EKS Auto "
+            "Mode NodePools' eks.amazonaws.com/instance-* keys are read as Karpenter's own "
+            "karpenter.k8s.aws/instance-* keys."
         ),
         scope="resource",
         kinds=frozenset({ResourceKind.KARPENTER_NODE_POOL, ResourceKind.K8S_MANIFEST}),
@@ -162,6 +179,24 @@ class KarpenterGpuSmallest(Rule):
             resources=[{"type": _NP, "name": "gpu", "new": _nodepool([
                 {"key": "karpenter.k8s.aws/instance-category", "operator": "In",
                  "values": ["c", "m", "r"]}])}],
+        ),
+        Example(
+            title="EKS Auto Mode NodePool limited to xlarge g5 and g6",
+            allowed=True,
+            resources=[{"type": _NP, "name": "gpu", "new": _nodepool([
+                {"key": "eks.amazonaws.com/instance-family", "operator": "In",
+                 "values": ["g5", "g6"]},
+                {"key": "eks.amazonaws.com/instance-size", "operator": "In",
+                 "values": ["xlarge"]}], node_class="eks.amazonaws.com")}],
+        ),
+        Example(
+            title="EKS Auto Mode NodePool open to every g5 and g6 size",
+            allowed=False,
+            resources=[{"type": _NP, "name": "gpu", "new": _nodepool([
+                {"key": "eks.amazonaws.com/instance-family", "operator": "In",
+                 "values": ["g5", "g6"]}], node_class="eks.amazonaws.com")}],
+            message_contains=["g5.16xlarge", "not the smallest size for their GPU",
+                              "g5.xlarge, g6.xlarge"],
         ),
         Example(
             title="Terraform kubernetes_manifest with requirements unknown until apply",

@@ -211,8 +211,7 @@ def load_plans(paths: Sequence[str]) -> list[Plan]:
                 continue
             for path, shown in kubernetes.manifest_files(Path(name), name):
                 try:  # every bad file of a directory is reported, not only the first
-                    manifests.extend(kubernetes.manifests_of(
-                        kubernetes.read_documents(path, shown), shown))
+                    manifests.extend(kubernetes.read_manifests(path, shown))
                 except InputError as e:
                     problems += e.problems
             manifest_paths.append(name)

@@ -15,7 +15,8 @@ remembers the file and line it came from (``ResourceChange.origin``) for the rep
 
 Bad input is refused in one line, never turned into a passing empty plan: a document that is
 not a Kubernetes object (no ``apiVersion``/``kind``), a file or directory without any object,
-the same object twice, YAML bombs, non-UTF-8 (the bounds of :mod:`gpupool.yamlio`).
+the same object twice, YAML bombs, non-UTF-8 (the bounds of :mod:`gpupool.yamlio`); a chart's
+unrendered template is told to be one (:mod:`policies.sources.helm`).
 """
 
 from __future__ import annotations
@@ -26,8 +27,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from gpupool.yamlio import YamlDocument, decode_text, parse_yaml_documents, read_yaml_documents
+from gpupool.errors import InputError
+from gpupool.yamlio import (
+    MAX_BYTES,
+    YamlDocument,
+    decode_text,
+    parse_yaml_documents,
+    read_yaml_documents,
+)
 from policies.model import ChangeKind, Plan, ResourceChange, normalise_inputs, resource_kind
+from policies.sources.helm import file_text, unrendered
 from policies.sources.reading import json_type, problem
 
 SOURCE: Final = "kubernetes"
@@ -62,12 +71,13 @@ def manifest_files(path: Path, shown: str) -> list[tuple[Path, str]]:
     if not path.is_dir():
         return [(path, shown)]
     found: list[tuple[Path, str]] = []
-    for root, dirs, files in os.walk(path):
+    top = str(path)
+    for root, dirs, files in os.walk(top):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        below = os.path.join(shown, os.path.relpath(root, top)) if root != top else shown
         for name in sorted(files):
             if name.endswith(SUFFIXES) and not name.startswith("."):
-                full = Path(root) / name
-                found.append((full, os.path.join(shown, os.path.relpath(full, path))))
+                found.append((Path(root, name), os.path.join(below, name)))
     if not found:
         raise problem(f"{shown}: expected a directory of Kubernetes manifests (*.yaml, *.yml, "
                       "*.json), found none")
@@ -79,10 +89,31 @@ def read_documents(path: Path, shown: str) -> list[YamlDocument]:
     return read_yaml_documents(path, shown)
 
 
+def read_manifests(path: Path, shown: str) -> list[Manifest]:
+    """A manifest file's objects; an unrendered Helm template is said to be one."""
+    try:
+        return manifests_of(read_documents(path, shown), shown)
+    except InputError:
+        text = file_text(path, MAX_BYTES)
+        found = unrendered(text, shown) if text is not None else None
+        if found is not None:
+            raise found from None
+        raise
+
+
 def parse_documents(raw: bytes, shown: str) -> list[YamlDocument]:
     """The documents of manifests already read (standard input, a FIFO: read only once), with
     the size, encoding and YAML bounds of a file."""
-    return parse_yaml_documents(decode_text(raw, shown), shown)
+    text = decode_text(raw, shown)
+    try:
+        docs = parse_yaml_documents(text, shown)
+        manifests_of(docs, shown)  # refused here, while the text can still be looked at
+    except InputError:
+        found = unrendered(text, shown)
+        if found is not None:
+            raise found from None
+        raise
+    return docs
 
 
 def manifests_of(docs: Sequence[YamlDocument], shown: str) -> list[Manifest]:

@@ -127,11 +127,12 @@ def read_input(path: Path, origin: str) -> bytes:
 def looks_like_json(raw: bytes) -> bool:
     """Does the input start like JSON (an object or array, UTF-8 or a UTF-16/32 encoding), or
     like a binary Terraform plan (which the JSON reader names)? Anything else with text in it
-    is read as YAML: Kubernetes manifests."""
+    is read as YAML: Kubernetes manifests (``{{`` starts no JSON: a Helm template's action)."""
     if raw.startswith(b"PK\x03\x04"):
         return True
     text = raw[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
-    return not text or text[:1] in (b"{", b"[") or b"\x00" in raw[:4]
+    return (not text or (text[:1] in (b"{", b"[") and not text.startswith(b"{{"))
+            or b"\x00" in raw[:4])
 
 
 def parse_json_bytes(raw: bytes, origin: str) -> Any:

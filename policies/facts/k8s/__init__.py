@@ -29,6 +29,11 @@ The reader API (what rules, the census and the admission policies build on):
 Paths are snake_case dotted paths with list indices (``spec.template.spec.containers[0]``);
 :func:`policies.rules._common.prop` spells them as the user wrote them.
 
+3. :func:`read` is what the rules call: the object, its workload, and ``stray``, the
+   accelerator requests (:func:`accelerator_requests`) its reader did not read — every one when
+   no reader knows the kind, so such an object is a "cannot verify", never a pass. Cached per
+   change. :class:`Census` counts GPU objects judged and kinds not understood for the reports.
+
 Other subjects: :func:`quota_gpus` (ResourceQuota), :func:`scale_target` (HPA, KEDA
 ScaledObject), :func:`node_requirements` (Karpenter), :func:`namespace_key`, :func:`describe`.
 Values unknown until apply stay :data:`~policies.model.UNKNOWN`; a GPU quantity that is not a
@@ -38,12 +43,15 @@ number is kept as text (:class:`Quantity`), never read as zero.
 from __future__ import annotations
 
 from policies.facts.k8s.autoscalers import ScaleTarget, is_gpu_metric, scale_target, texts
+from policies.facts.k8s.census import Census
 from policies.facts.k8s.karpenter import NodeRequirements, Requirement, node_requirements
 from policies.facts.k8s.objects import K8sObject, describe, k8s_object, namespace_key
 from policies.facts.k8s.pods import ContainerGpus, PodGpus
 from policies.facts.k8s.quantities import GPU_RESOURCES, Quantity, is_accelerator, quantity
 from policies.facts.k8s.quotas import QuotaGpus, quota_gpus
 from policies.facts.k8s.readers import ALL_READERS, Reader, reader_for, workload
+from policies.facts.k8s.reading import Reading, read
+from policies.facts.k8s.scan import Request, accelerator_requests
 from policies.facts.k8s.workload import (
     Autoscaler,
     Deadline,
@@ -57,6 +65,7 @@ __all__ = [
     "ALL_READERS",
     "GPU_RESOURCES",
     "Autoscaler",
+    "Census",
     "ContainerGpus",
     "Deadline",
     "K8sObject",
@@ -66,11 +75,14 @@ __all__ = [
     "Quantity",
     "QuotaGpus",
     "Reader",
+    "Reading",
     "Replicas",
+    "Request",
     "Requirement",
     "Role",
     "ScaleTarget",
     "Workload",
+    "accelerator_requests",
     "describe",
     "is_accelerator",
     "is_gpu_metric",
@@ -79,6 +91,7 @@ __all__ = [
     "node_requirements",
     "quantity",
     "quota_gpus",
+    "read",
     "reader_for",
     "scale_target",
     "texts",

@@ -99,10 +99,17 @@ def _api_of(type_token: str) -> str:
 
 
 def describe(obj: K8sObject) -> str:
-    """``Deployment ml/embeddings`` for messages (``?`` where a name is unknown)."""
-    name = obj.name if isinstance(obj.name, str) else "?"
+    """``Deployment ml/embeddings`` for messages (``generateName*`` when the server names it,
+    ``?`` where a name is unknown)."""
+    name = obj.name if isinstance(obj.name, str) else _generated(obj)
     ns = obj.namespace if isinstance(obj.namespace, str) else None
     return f"{obj.kind} {ns}/{name}" if ns else f"{obj.kind} {name}"
+
+
+def _generated(obj: K8sObject) -> str:
+    meta = block(obj.root.get("metadata"))
+    prefix = meta.get("generate_name") if is_map(meta) else None
+    return f"{prefix}*" if isinstance(prefix, str) and prefix else "?"
 
 
 def namespace_key(change: ResourceChange, obj: K8sObject) -> str | Maybe | None:

@@ -122,6 +122,11 @@ def test_plan_files_stay_separate_plans() -> None:
     ("alias-bomb.yaml", "alias-bomb.yaml: expected YAML whose aliases expand to at most 10,000 "
                         "values (refused: an alias bomb)"),
     ("latin1.yaml", "latin1.yaml: expected UTF-8 text (byte 52 is not)"),
+    # KubeRay's chart template, verbatim: before issue 15 a YAML parser's error about a flow
+    # mapping; now what to do about it
+    ("helm-unrendered-kuberay-raycluster.yaml",
+     "helm-unrendered-kuberay-raycluster.yaml: expected Kubernetes manifests, got an unrendered "
+     "Helm template (line 4: {{ include \"ray-cluster.fullname\" . }}): run `helm template`"),
 ])
 def test_bad_input_is_one_line_and_exit_2(name: str, expected: str,
                                           capsys: pytest.CaptureFixture[str]) -> None:
@@ -135,7 +140,27 @@ def test_bad_input_is_one_line_and_exit_2(name: str, expected: str,
 def test_every_bad_file_is_reported_at_once(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", str(BAD)]) == 2
     lines = capsys.readouterr().err.splitlines()
-    assert len(lines) == 4
+    assert len(lines) == 5
+
+
+def test_helm_template_on_standard_input_and_yaml_that_parses(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    text = (BAD / "helm-unrendered-kuberay-raycluster.yaml").read_bytes()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text)))
+    assert main(["check", "-"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "<stdin>: expected Kubernetes manifests, got an unrendered Helm template" in line
+    # a template that happens to parse as YAML but is no object: still told to render it
+    (tmp_path / "values-only.yaml").write_text('{{- if .Values.enabled }}\n')
+    assert main(["check", str(tmp_path / "values-only.yaml")]) == 2
+    assert "unrendered Helm template (line 1: {{- if .Values.enabled }})" in capsys.readouterr().err
+    # Argo Workflows' own {{inputs.parameters.x}} in a rendered manifest is not Helm: judged
+    volcano = FIXTURES / "kubernetes-workloads" / "volcano-argo-workflowtemplate-mpi.yaml"
+    assert main(["check", str(volcano), "--format", "json"]) in (0, 1)
 
 
 def test_the_same_object_twice_is_refused(tmp_path: Path) -> None:

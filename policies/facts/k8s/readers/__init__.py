@@ -9,12 +9,27 @@ from __future__ import annotations
 from typing import Final
 
 from policies.facts.k8s.objects import K8sObject
-from policies.facts.k8s.readers import builtin
+from policies.facts.k8s.readers import (
+    argo,
+    builtin,
+    jobset,
+    keda,
+    kserve,
+    kserve_llm,
+    kubeflow,
+    lws,
+    nim,
+    no_pods,
+    ray,
+    trainer,
+    volcano,
+)
 from policies.facts.k8s.readers._base import Reader
 from policies.facts.k8s.workload import Workload
 from policies.model import UNKNOWN
 
-MODULES: Final = (builtin,)
+MODULES: Final = (builtin, kubeflow, trainer, jobset, lws, ray, kserve, kserve_llm, argo, volcano,
+                   nim, keda, no_pods)
 ALL_READERS: Final[tuple[Reader, ...]] = tuple(r for m in MODULES for r in m.READERS)
 TABLE: Final[dict[tuple[str, str], Reader]] = {k: r for r in ALL_READERS for k in r.kinds}
 

@@ -65,9 +65,11 @@ def _pod(obj: K8sObject) -> Workload:
 
 
 READERS = (
-    Reader("builtin", (*((g, k) for k in ("Deployment", "StatefulSet", "ReplicaSet")
-                         for g in _APPS), ("", "ReplicationController")),
+    Reader("builtin", tuple((g, k) for k in ("Deployment", "StatefulSet", "ReplicaSet")
+                            for g in _APPS),
            Lifecycle.SERVICE, _replicated, "spec.template; spec.replicas (default 1)", _HPA),
+    Reader("builtin", (("", "ReplicationController"),), Lifecycle.SERVICE, _replicated,
+           "spec.template; spec.replicas (default 1)", _HPA),
     Reader("builtin", tuple((g, "DaemonSet") for g in _APPS), Lifecycle.PER_NODE, _daemon_set,
            "spec.template; one pod per matching node"),
     Reader("builtin", (("batch", "Job"), ("", "Job")), Lifecycle.BATCH, _job,

@@ -1,0 +1,39 @@
+"""How many GPU objects the Kubernetes rules judged, and which kinds they could not: what the
+reports say beside the verdict, so a pass never hides a GPU workload that was skipped."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Final
+
+from policies.facts.k8s.reading import read
+from policies.model import ChangeKind, ResourceChange, ResourceKind
+
+_KINDS: Final = frozenset({ResourceKind.K8S_WORKLOAD, ResourceKind.K8S_MANIFEST,
+                           ResourceKind.K8S_OBJECT})
+_GONE: Final = (ChangeKind.DELETE, ChangeKind.READ)
+
+
+@dataclass
+class Census:
+    """``judged``: objects a reader read whose pods ask for GPUs (or may: unknown until apply).
+    ``not_understood``: (kind, API version) → objects that ask for an accelerator and that no
+    reader understands."""
+
+    judged: int = 0
+    not_understood: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def add(self, changes: Iterable[ResourceChange]) -> Census:
+        for change in changes:
+            if change.kind not in _KINDS or change.change in _GONE:
+                continue
+            found = read(change)
+            if found is None:
+                continue
+            if found.workload is not None:
+                self.judged += found.workload.gpu
+            elif found.stray:
+                key = (found.obj.kind, found.obj.api_version)
+                self.not_understood[key] = self.not_understood.get(key, 0) + 1
+        return self
