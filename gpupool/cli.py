@@ -52,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    closed = _closed_stream()
+    if closed is not None:
+        return closed
     args = build_parser().parse_args(argv)
     # The kit's models use no pydantic plugin; looking for one reads the metadata of every
     # installed distribution when the first model is built (10-15 ms of CPU here, measured).
@@ -68,8 +71,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             module = importlib.import_module(f"gpupool.commands.{name.replace('-', '_')}")
             return int(module.run(args))
     except InputError as e:
-        for line in e.problems:
-            sys.stderr.write(f"gpupool {args.command}: {line}\n")
+        from gpupool.terminal import safe
+
+        for line in e.problems:  # names from files and clouds: shown, never obeyed
+            sys.stderr.write(f"gpupool {args.command}: {safe(line)}\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write(f"gpupool {args.command}: stopped by SIGINT\n")
@@ -82,6 +87,35 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         stdout_gone()
         return 0
+
+
+def _closed_stream() -> int | None:
+    """Exit code 2 when standard output or standard error is closed (``>&-``, ``2>&-``): the
+    command could not write its result or its errors, and would die on the first line it
+    writes. The reason goes to whichever of the two is still open."""
+    import fcntl
+
+    for name, stream, other in (("output", sys.stdout, sys.stderr),
+                                ("error", sys.stderr, sys.stdout)):
+        if stream is not None:
+            try:
+                fd = stream.fileno()
+            except (OSError, ValueError):  # not a descriptor (a test's StringIO): it is open
+                continue
+            try:
+                if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE != os.O_RDONLY:
+                    continue
+            except OSError:
+                pass
+        if other is not None:
+            try:
+                other.write(f"gpupool: standard {name} is closed; give it a file or "
+                            f"/dev/null ({'>' if name == 'output' else '2>'}/dev/null)\n")
+                other.flush()
+            except (OSError, ValueError):
+                pass
+        return 2
+    return None
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from gpupool.cliargs.parser import Parser, command
 
 
 def add_remoting(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from gpupool.argtypes import count, non_negative, positive
+    from gpupool.argtypes import at_most, between, count, non_negative
 
     r = command(sub, "remoting", "network budget of an application on a remote GPU",
                 "How much slower an application runs when its CUDA calls go to a GPU proxy "
@@ -26,15 +26,17 @@ def add_remoting(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                  "gpupool remoting examples/profiles/bert-inference.yaml "
                  "--instance-type p5.4xlarge --network efa"])
     r.add_argument("profile", metavar="PROFILE", help="application profile (YAML)")
-    r.add_argument("--rtt-us", type=non_negative, metavar="R", help="round-trip time, µs")
-    r.add_argument("--bandwidth-gbps", type=positive, metavar="B", help="bandwidth, Gbit/s")
+    r.add_argument("--rtt-us", type=at_most(1e7, non_negative, " µs"), metavar="R",
+                   help="round-trip time, µs")
+    r.add_argument("--bandwidth-gbps", type=between(1e-6, 1e5, " Gbps"), metavar="B",
+                   help="bandwidth, Gbit/s")
     r.add_argument("--instance-type", metavar="T",
                    help="proxy instance type: what one flow gets on it (baseline capped per "
                         "flow) is B, unless --bandwidth-gbps is given")
     r.add_argument("--network", choices=("tcp", "ena-express", "efa"), default=None,
                    help="with --instance-type: the network kind budgeted (default tcp: TCP over "
                         "ENA in a cluster placement group)")
-    r.add_argument("--max-overhead", type=positive, default=0.05, metavar="E",
+    r.add_argument("--max-overhead", type=at_most(1e6), default=0.05, metavar="E",
                    help="budget: largest slowdown as a fraction of the local run (default 0.05)")
     r.add_argument("--top", type=count, default=3, metavar="K",
                    help="with a trace: what-ifs for the K costliest synchronous calls (default 3)")

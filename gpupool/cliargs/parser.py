@@ -18,6 +18,11 @@ class Parser(argparse.ArgumentParser):
             chosen = _chosen_parser(self, parsed)
             chosen.error(f"unrecognized arguments: {' '.join(extras)}"
                          f"{_suggest_options(extras, chosen)}")
+        if self._is_root:
+            chosen = _chosen_parser(self, parsed)
+            empty = _empty_value(chosen, parsed)
+            if empty is not None:  # `--since ''` is a mistake (an unset variable), not "default"
+                chosen.error(f"{empty}: expected a value, got an empty string")
         return parsed, extras
 
     @property
@@ -30,8 +35,21 @@ class Parser(argparse.ArgumentParser):
                 and argparse._get_action_name(subs) in message):
             self.print_help()  # `gpupool`, `gpupool netcheck`: what can be done here
             raise SystemExit(0)
-        sys.stderr.write(f"{self.prog}: {message}{_suggest_choice(message)}\n")
+        from gpupool.terminal import safe
+
+        sys.stderr.write(f"{self.prog}: {safe(message)}{_suggest_choice(message)}\n")
         raise SystemExit(2)
+
+
+def _empty_value(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> str | None:
+    """The first option or argument given as an empty (or blank) string, as it is named."""
+    for action in parser._actions:
+        value = getattr(ns, action.dest, None)
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(v, str) and not v.strip() for v in values):
+            return action.option_strings[0] if action.option_strings else action.metavar \
+                or action.dest
+    return None
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> argparse.Action | None:

@@ -171,4 +171,6 @@ def render_text(doc: dict[str, Any]) -> str:
         lines.append(f"note: {note}")
     for why in doc["skipped"]:
         lines.append(f"skipped: {why}")
-    return "\n".join(lines) + "\n"
+    from gpupool.terminal import safe
+
+    return safe("\n".join(lines) + "\n", multiline=True)  # the model's name is the config's

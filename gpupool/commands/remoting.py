@@ -101,6 +101,16 @@ def _seconds(s: float) -> str:
     return f"{s * 1e3:,.3g} ms" if s < 1 else f"{s:,.3g} s"
 
 
+def _shown(value: object) -> str:
+    """A name from the profile or its trace inside rich markup: shown, never obeyed (no markup
+    in it is read, no control character reaches the terminal)."""
+    from rich.markup import escape
+
+    from gpupool.terminal import safe
+
+    return escape(safe(value))
+
+
 def render_text(r: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -110,7 +120,7 @@ def render_text(r: dict[str, Any]) -> None:
         console.width = max(console.width, 110)
     p, net, eps = r["profile"], r["network"], r["max_overhead"]
     model = "per-call replay of the trace" if r["model"] == "trace-replay" else "first-order model"
-    console.print(f"[bold]{p['name']}[/bold]: remoting budget ({model})")
+    console.print(f"[bold]{_shown(p['name'])}[/bold]: remoting budget ({model})")
     console.print(
         f"  local run {_seconds(p['local_time_s'])}; {p['sync_calls']:,} synchronous, "
         f"{p['async_calls']:,} asynchronous, {p['local_calls']:,} shadowed calls; "
@@ -119,7 +129,7 @@ def render_text(r: dict[str, Any]) -> None:
     if "trace" in r:
         t = r["trace"]
         console.print(
-            f"  trace {p['trace']}: {t['calls']:,} calls ({t['sync_calls']:,} sync, "
+            f"  trace {_shown(p['trace'])}: {t['calls']:,} calls ({t['sync_calls']:,} sync, "
             f"{t['async_calls']:,} async, {t['local_calls']:,} local), replayed locally in "
             f"{_seconds(t['local_time_s'])}", soft_wrap=True)
         if abs(t["local_time_s"] - p["local_time_s"]) > 0.1 * p["local_time_s"]:
@@ -203,7 +213,7 @@ def render_text(r: dict[str, Any]) -> None:
         t.add_column("sent without waiting", justify="right")
         t.add_column("answered from a shadow", justify="right")
         for row in wi["rows"]:
-            t.add_row(row["calls"], f"{row['count']:,}", _pct(row["as_async"]),
+            t.add_row(_shown(row["calls"]), f"{row['count']:,}", _pct(row["as_async"]),
                       _pct(row["as_local"]) if row["as_local"] is not None
                       else "— (queues GPU work)")
         console.print(t)
@@ -221,7 +231,7 @@ def render_text(r: dict[str, Any]) -> None:
     if r["advice"]:
         console.print("advice:")
         for line in r["advice"]:
-            console.print(f"  - {line}", soft_wrap=True)
+            console.print(f"  - {_shown(line)}", soft_wrap=True)
 
 
 def _kinds_table(console: Any, r: dict[str, Any]) -> None:

@@ -11,7 +11,6 @@ import json
 import os
 import threading
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -123,19 +122,15 @@ def parse_snapshot(doc: Any, path: str) -> Snapshot:
 
 
 def read_snapshot(path: str | os.PathLike[str]) -> Snapshot:
+    from gpupool.inputs import read_regular
+
     shown = str(path)
+    raw = read_regular(path, shown, limit=MAX_BYTES, what="a utilisation snapshot",
+                       missing=" (write one with gpupool debt --format json --output FILE)")
     try:
-        size = Path(path).stat().st_size
-        if size > MAX_BYTES:
-            raise InputError(f"{shown}: {size:,} bytes is more than a snapshot can be "
-                             f"({MAX_BYTES:,})")
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{shown}: no such file (write one with gpupool debt --format json "
-                         "--output FILE)") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{shown}: cannot read ({getattr(e, 'strerror', None) or e})"
-                         ) from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{shown}: expected UTF-8 text (byte {e.start} is not)") from None
     try:
         doc = loads(text)
     except json.JSONDecodeError as e:

@@ -77,6 +77,10 @@ def parse_duration(text: str, flag: str = "--since") -> timedelta:
     seconds = float(m[1]) * _UNITS[m[2]]
     if seconds <= 0:
         raise InputError(f"{flag} {text}: expected a duration longer than zero")
+    kept = RETENTION[-1][0]
+    if seconds > kept.total_seconds():  # also what keeps timedelta and datetime in range
+        raise InputError(f"{flag} {text}: expected at most {kept.days}d (CloudWatch keeps "
+                         f"metrics for {kept.days} days)")
     return timedelta(seconds=seconds)
 
 
@@ -139,7 +143,7 @@ def resolve_window(
             raise InputError(f"--start {start}: expected a time before the end of the window "
                              f"({iso(t1)})")
     else:
-        length = parse_duration(since or "7d")
+        length = parse_duration("7d" if since is None else since)
         t1, t0 = now, now - length
     if period is not None and (period < 60 or period % 60):
         raise InputError(f"--period {period}: expected a whole number of minutes in seconds "

@@ -18,7 +18,6 @@ from typing import Any, Final
 
 import yaml
 
-from gpupool.errors import InputError
 from gpupool.k8s import schemas
 
 HEADER: Final = "# Rendered by gpupool render"
@@ -111,36 +110,20 @@ def dump(obj: Mapping[str, Any]) -> str:
 
 
 def write(objects: Sequence[RenderedObject], out: Path, source: str) -> list[Path]:
-    """Write every object (already validated) under ``out``; returns the files, in order."""
-    written: list[Path] = []
+    """Write every object (already validated) under ``out``; returns the files, in order.
+
+    Through :func:`gpupool.outdir.write_tree`: never through a symbolic link below ``out``,
+    every file renamed into place once all are written; stale files of ours are removed.
+    """
+    from gpupool.outdir import write_tree
+
+    files: dict[str, str] = {}
     by_pool: dict[str, list[RenderedObject]] = {}
     for o in ordered(objects):
         by_pool.setdefault(o.pool, []).append(o)
-    try:
-        for pool, objs in by_pool.items():
-            folder = out / pool
-            folder.mkdir(parents=True, exist_ok=True)
-            keep: set[str] = set()
-            for i, o in enumerate(objs, 1):
-                path = folder / file_name(i, o)
-                header = (f"{HEADER} from {source} (pool {pool}): edit the stack, not this "
-                          "file\n")
-                text = header + dump(o.obj)
-                if not path.is_file() or path.read_text(encoding="utf-8") != text:
-                    path.write_text(text, encoding="utf-8")
-                keep.add(path.name)
-                written.append(path)
-            for stale in folder.glob("*.yaml"):
-                if stale.name not in keep and _ours(stale):
-                    stale.unlink()
-    except OSError as e:
-        raise InputError(f"--out {out}: cannot write there ({e.strerror or e})") from None
-    return written
-
-
-def _ours(path: Path) -> bool:
-    try:
-        with path.open(encoding="utf-8") as f:
-            return f.readline().startswith(HEADER)
-    except (OSError, UnicodeDecodeError):
-        return False
+    for pool, objs in by_pool.items():
+        header = f"{HEADER} from {source} (pool {pool}): edit the stack, not this file\n"
+        for i, o in enumerate(objs, 1):
+            files[f"{pool}/{file_name(i, o)}"] = header + dump(o.obj)
+    return write_tree(out, files, option="--out",
+                      ours=lambda head: head.startswith(HEADER.encode()))

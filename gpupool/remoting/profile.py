@@ -33,7 +33,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pydantic_core import PydanticCustomError
 
 from gpupool.errors import InputError
-from gpupool.yamlio import quote, read_yaml
+from gpupool.yamlio import decode_text, parse_yaml, quote
 
 
 def _number_text(value: Any) -> Any:
@@ -60,9 +60,13 @@ def _whole(value: Any) -> Any:
     return value
 
 
-Count = Annotated[int, BeforeValidator(_whole), Field(ge=0, strict=False)]
-Bytes = Annotated[float, BeforeValidator(_number_text), Field(ge=0, allow_inf_nan=False)]
-Seconds = Annotated[float, BeforeValidator(_number_text), Field(gt=0, allow_inf_nan=False)]
+# Upper bounds far past any real run (a million calls a second for a decade; an exabyte; 30
+# years) keep every figure finite: 1e308 bytes would make the overhead infinite.
+Count = Annotated[int, BeforeValidator(_whole), Field(ge=0, le=10**15, strict=False)]
+Bytes = Annotated[float, BeforeValidator(_number_text),
+                  Field(ge=0, le=1e18, allow_inf_nan=False)]
+Seconds = Annotated[float, BeforeValidator(_number_text),
+                    Field(ge=1e-6, le=1e9, allow_inf_nan=False)]
 
 
 class Profile(BaseModel):
@@ -89,6 +93,7 @@ class Profile(BaseModel):
 
 
 KEYS = tuple(Profile.model_fields)
+MAX_PROFILE_BYTES = 1 << 20
 
 _KIND = {
     "int_type": "a whole number",
@@ -131,6 +136,8 @@ def _expected(err: Mapping[str, Any]) -> str:
         return f"expected at least {ctx.get('ge'):g}, got {got}"
     if kind == "greater_than":
         return f"expected more than {ctx.get('gt'):g}, got {got}"
+    if kind == "less_than_equal":
+        return f"expected at most {ctx.get('le'):g}, got {got}"
     if kind in ("string_too_short", "string_too_long", "string_pattern_mismatch"):
         return f"expected a name of 1-100 printable characters, got {got}"
     return f"expected a valid value ({err['msg']}), got {got}"
@@ -172,6 +179,12 @@ def parse_profile(data: Any, shown: str, base_dir: Path | None = None) -> Profil
 
 
 def load_profile(path: str | Path) -> Profile:
-    """Read and validate a profile file (YAML through :func:`gpupool.yamlio.read_yaml`)."""
+    """Read and validate a profile file: a regular file of at most :data:`MAX_PROFILE_BYTES`
+    (a profile is a dozen lines; a device or a FIFO is refused, and its trace is looked for
+    beside it), YAML through :func:`gpupool.yamlio.parse_yaml`."""
+    from gpupool.inputs import read_regular
+
     p = Path(path)
-    return parse_profile(read_yaml(p, str(path)), str(path), p.parent)
+    shown = str(path)
+    raw = read_regular(p, shown, limit=MAX_PROFILE_BYTES, what="a profile (YAML)")
+    return parse_profile(parse_yaml(decode_text(raw, shown), shown), shown, p.parent)

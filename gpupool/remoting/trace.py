@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import io
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -65,6 +66,10 @@ COLUMNS: Final = TEXT_COLUMNS + NUMBER_COLUMNS
 # American spellings are the same columns (Nsight and most tools write "serialize").
 ALIASES: Final = {"serialize_us": "serialise_us", "deserialize_us": "deserialise_us"}
 MAX_SHOWN: Final = 5  # problems listed before "… and N more"
+MAX_TRACE_BYTES: Final = 256 << 20  # about three million calls; a device or a FIFO is refused
+# One call's figures, far past any real one (10 TB in one call, 3 hours of one call's time),
+# so that sums over millions of calls stay finite: 1e308 would make every total infinite.
+MAX_VALUE: Final = {c: 1e13 if c.startswith("bytes") else 1e10 for c in NUMBER_COLUMNS}
 
 Floats = npt.NDArray[np.float64]
 Codes = npt.NDArray[np.int8]
@@ -126,11 +131,17 @@ def make_trace(rows: list[dict[str, Any]]) -> Trace:
 def _header_problems(header: list[str], shown: str) -> list[str]:
     problems: list[str] = []
     seen = [ALIASES.get(h.strip(), h.strip()) for h in header]
-    for h, canonical in zip(header, seen, strict=True):
+    if not any(c in COLUMNS for c in seen):  # not a trace at all: one line says so
+        return [f"{shown}: line 1: expected a CSV header naming the columns "
+                f"{','.join(COLUMNS)}; none of its {len(seen)} field(s) is one"]
+    for i, canonical in enumerate(seen, 1):
         if canonical not in COLUMNS:
             close = difflib.get_close_matches(canonical, COLUMNS, n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]}?)" if close else ""
-            problems.append(f"{shown}: line 1: {quote(h)}: expected a known column{hint}")
+            # the column's position, not its text: a trace path may name any file, and its
+            # first line is never echoed into a log (a typo still gets its did-you-mean)
+            problems.append(f"{shown}: line 1: column {i}: expected a known column "
+                            f"name{hint}")
     for c in COLUMNS:
         if seen.count(c) > 1:
             problems.append(f"{shown}: line 1: {c}: expected once, found {seen.count(c)} times")
@@ -144,18 +155,14 @@ def load_trace(path: str | Path, shown: str | None = None) -> Trace:
     """Read and validate a trace CSV; :class:`InputError` lists the first problems at once."""
     import pandas as pd
 
+    from gpupool.inputs import read_regular
+
     shown = shown or str(path)
+    raw = read_regular(path, shown, limit=MAX_TRACE_BYTES, what="a trace (CSV)")
     try:
-        with open(path, encoding="utf-8", newline="") as f:
-            header = f.readline().rstrip("\r\n").split(",")
-    except FileNotFoundError:
-        raise InputError(f"{shown}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{shown}: expected a file, got a directory") from None
+        header = raw.partition(b"\n")[0].decode("utf-8").rstrip("\r").split(",")
     except UnicodeDecodeError:
         raise InputError(f"{shown}: expected UTF-8 text") from None
-    except OSError as e:
-        raise InputError(f"{shown}: cannot read ({e.strerror or e})") from None
     if header == [""]:
         raise InputError(f"{shown}: expected a CSV header line ({','.join(COLUMNS)})")
     problems = _header_problems(header, shown)
@@ -164,14 +171,14 @@ def load_trace(path: str | Path, shown: str | None = None) -> Trace:
     columns = [ALIASES.get(h.strip(), h.strip()) for h in header]
     try:  # fast path: typed columns in the C parser; any problem re-reads the file as text
         df = pd.read_csv(  # spaces after commas: text is stripped below, numbers parse anyway
-            path, engine="c", header=0, names=columns,
+            io.BytesIO(raw), engine="c", header=0, names=columns,
             dtype={**{c: "category" for c in TEXT_COLUMNS},
                    **{c: np.float64 for c in NUMBER_COLUMNS}},
         )
         trace = _fast(df)
     except (ValueError, pd.errors.ParserError, UnicodeDecodeError):
         trace = None
-    return trace if trace is not None else _read_slowly(path, columns, shown)
+    return trace if trace is not None else _read_slowly(raw, columns, shown)
 
 
 def _codes(cat: Any, allowed: tuple[str, ...]) -> Codes:
@@ -191,7 +198,8 @@ def _fast(df: Any) -> Trace | None:
     names = df["name"]
     if (kind < 0).any() or (blocking < 0).any() or names.isna().any():
         return None
-    if any(not np.all(np.isfinite(v) & (v >= 0)) for v in numbers.values()):
+    if any(not np.all(np.isfinite(v) & (v >= 0) & (v <= MAX_VALUE[c]))
+           for c, v in numbers.items()):
         return None
     if ((blocking == CPU_BLOCKING) & (kind != SYNC)).any():
         return None
@@ -204,15 +212,15 @@ def _fast(df: Any) -> Trace | None:
                  kind=kind, blocking=blocking, **numbers)
 
 
-def _number(text: str) -> float | None:
+def _number(text: str, column: str) -> float | None:
     try:
         value = float(text) if "_" not in text else math.nan
     except ValueError:
         return None
-    return value if math.isfinite(value) and value >= 0 else None
+    return value if math.isfinite(value) and 0 <= value <= MAX_VALUE[column] else None
 
 
-def _read_slowly(path: str | Path, columns: list[str], shown: str) -> Trace:
+def _read_slowly(raw: bytes, columns: list[str], shown: str) -> Trace:
     """The trace read row by row with ``csv``, or every problem, the first few spelled out.
 
     Slow, but it only runs on a file the fast path refused (which is nearly always wrong), and
@@ -234,7 +242,7 @@ def _read_slowly(path: str | Path, columns: list[str], shown: str) -> Trace:
     codes: list[tuple[int, int, int]] = []
     values: list[list[float]] = []
     try:
-        with open(path, encoding="utf-8", newline="") as f:
+        with io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8", newline="") as f:
             reader = csv.reader(f, skipinitialspace=True)
             next(reader, None)
             for row in reader:
@@ -247,7 +255,7 @@ def _read_slowly(path: str | Path, columns: list[str], shown: str) -> Trace:
                 name = row[at["name"]].strip()
                 kind = row[at["kind"]].strip()
                 blocking = row[at["blocking"]].strip()
-                numbers = [_number(row[at[c]].strip()) for c in NUMBER_COLUMNS]
+                numbers = [_number(row[at[c]].strip(), c) for c in NUMBER_COLUMNS]
                 bad = len(lines) + more
                 if not name:
                     report(f"line {line}: name: expected a call name, got ''")
@@ -258,8 +266,8 @@ def _read_slowly(path: str | Path, columns: list[str], shown: str) -> Trace:
                            f"CPUBlocking, got {quote(blocking)}")
                 for c, v in zip(NUMBER_COLUMNS, numbers, strict=True):
                     if v is None:
-                        report(f"line {line}: {c}: expected a finite number of at least 0, "
-                               f"got {quote(row[at[c]].strip())}")
+                        report(f"line {line}: {c}: expected a finite number from 0 to "
+                               f"{MAX_VALUE[c]:g}, got {quote(row[at[c]].strip())}")
                 if blocking == "CPUBlocking" and kind in ("ASYNC", "LOCAL"):
                     report(f"line {line}: kind: expected SYNC for a CPUBlocking call (it waits "
                            "for the GPU, so it can be neither sent without waiting nor answered "

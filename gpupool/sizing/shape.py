@@ -21,6 +21,7 @@ from gpupool.errors import InputError
 from gpupool.jsonio import JsonProblem, loads
 
 MAX_CONFIG_BYTES = 1 << 20  # a config.json is a few KiB; anything near 1 MiB is not one
+MAX_DIMENSION = 10**7  # hidden sizes, layers, heads, vocabularies: well above any real model's
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,19 +159,11 @@ def shape_from_params(params: int) -> ModelShape:
 
 def read_config(path: str | Path) -> ModelShape:
     """Read a Hugging Face ``config.json``; InputError names the file and key on any problem."""
+    from gpupool.inputs import read_regular
+
     shown = str(path)
     p = Path(path)
-    try:
-        if p.is_file() and p.stat().st_size > MAX_CONFIG_BYTES:
-            raise InputError(f"{shown}: expected a Hugging Face config.json (a few KiB), "
-                             f"got a file over {MAX_CONFIG_BYTES // 1024} KiB")
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{shown}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{shown}: expected a config.json file, got a directory") from None
-    except OSError as e:
-        raise InputError(f"{shown}: cannot read ({e.strerror or e})") from None
+    raw = read_regular(p, shown, limit=MAX_CONFIG_BYTES, what="a Hugging Face config.json")
     try:
         doc = loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
@@ -190,10 +183,15 @@ def shape_from_config(doc: Any, shown: str, fallback_name: str = "") -> ModelSha
     if not isinstance(doc, Mapping):
         raise InputError(f"{shown}: expected a JSON object (a Hugging Face config.json)")
     for key in _MOE_KEYS:
-        experts = doc.get(key)
-        if isinstance(experts, int) and not isinstance(experts, bool) and experts > 1:
-            raise InputError(f"{shown}: {key}: a mixture-of-experts model ({experts} experts) is "
-                             "not a dense transformer; give its total parameter count with "
+        if doc.get(key) is None:
+            continue
+        experts = _count_of(doc[key])
+        if experts is None:  # the guard fails closed: an unreadable count may be many experts
+            raise InputError(f"{shown}: {key}: expected a number of experts, got "
+                             f"{_shown(doc[key])}")
+        if experts > 1:
+            raise InputError(f"{shown}: {key}: a mixture-of-experts model ({experts:,} experts) "
+                             "is not a dense transformer; give its total parameter count with "
                              "--params instead")
     model_type = doc.get("model_type")
     model_type = model_type if isinstance(model_type, str) else ""
@@ -206,10 +204,11 @@ def shape_from_config(doc: Any, shown: str, fallback_name: str = "") -> ModelSha
             continue
         value = doc[key]
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            problems.append(f"{shown}: {key}: expected a positive whole number, got {value!r}")
+            problems.append(f"{shown}: {key}: expected a positive whole number, got "
+                            f"{_shown(value)}")
             continue
-        if value > 10**7:
-            problems.append(f"{shown}: {key}: expected a model dimension, got {value:,}")
+        if value > MAX_DIMENSION:
+            problems.append(f"{shown}: {key}: expected a model dimension, got {_shown(value)}")
             continue
         values[name] = value
         found[name] = key
@@ -224,7 +223,10 @@ def shape_from_config(doc: Any, shown: str, fallback_name: str = "") -> ModelSha
         raise InputError(problems)
     hidden, heads = values["hidden"], values["heads"]
     head_dim = doc.get("head_dim")
-    if not (isinstance(head_dim, int) and not isinstance(head_dim, bool) and head_dim > 0):
+    if head_dim is not None and not (_is_whole(head_dim) and 0 < head_dim <= MAX_DIMENSION):
+        raise InputError(f"{shown}: head_dim: expected a model dimension (a whole number from "
+                         f"1 to {MAX_DIMENSION:,}), got {_shown(head_dim)}")
+    if head_dim is None:
         if hidden % heads:
             raise InputError(f"{shown}: {found['heads']}: expected a divisor of "
                              f"{found['hidden']} ({hidden}), got {heads}")
@@ -249,12 +251,38 @@ def shape_from_config(doc: Any, shown: str, fallback_name: str = "") -> ModelSha
         intermediate=values.get("intermediate") or 4 * hidden,
         vocab=values["vocab"],
         positions=values.get("positions", 0),
-        type_vocab=type_vocab if isinstance(type_vocab, int) and type_vocab >= 0 else 0,
+        type_vocab=type_vocab if _is_whole(type_vocab) and 0 <= type_vocab <= MAX_DIMENSION
+        else 0,
         tied_embeddings=tied is True,
         family=family,
         model_type=model_type,
         notes=tuple(notes),
     )
+
+
+def _is_whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _count_of(value: Any) -> int | None:
+    """A count as JSON writers spell it: ``8``, ``8.0``, ``"8"``; None when it is not one."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if math.isfinite(value) and value.is_integer() else None
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 20:
+        return int(value.strip())
+    return None
+
+
+def _shown(value: Any) -> str:
+    """A config value in a message: a number of 400 digits is said as such, not printed."""
+    if _is_whole(value) and abs(value) > 10**15:
+        return f"a number of {len(str(abs(value))):,} digits"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _family(model_type: str, doc: Mapping[str, Any]) -> tuple[Family, list[str]]:

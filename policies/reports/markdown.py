@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from gpupool.terminal import safe
 from policies.reports._common import (
     HOURS_PER_MONTH,
     counts,
@@ -46,14 +47,15 @@ NL: Final = "\n"  # between the resources of one finding: text() turns it into <
 
 
 def text(value: str) -> str:
-    """Plain text safe inside a table cell: markdown, HTML and maths neutralised."""
-    escaped = _PUNCT.sub(r"\\\1", value)
+    """Plain text safe inside a table cell: markdown, HTML and maths neutralised, controls and
+    BIDI overrides shown as escapes (:func:`gpupool.terminal.safe`)."""
+    escaped = _PUNCT.sub(r"\\\1", safe(value, multiline=True))
     return _NEWLINES.sub("<br>", escaped)
 
 
 def code(value: str) -> str:
     """An inline code span safe inside a table cell, whatever backticks the value holds."""
-    flat = _NEWLINES.sub(" ", value).replace("|", "\\|")
+    flat = _NEWLINES.sub(" ", safe(value, multiline=True)).replace("|", "\\|")
     runs = [len(m) for m in re.findall(r"`+", flat)]
     fence = "`" * (max(runs, default=0) + 1)
     pad = " " if flat.startswith("`") or flat.endswith("`") or not flat.strip() else ""

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from gpupool.terminal import safe
 from policies.reports._common import (
     HOURS_PER_MONTH,
     by_resource,
@@ -89,9 +90,9 @@ def _violations_table(result: Result, frame: box.Box) -> Table:
         for i, v in enumerate(items):
             table.add_row(
                 Text(_names(resource) if i == 0 else ""),
-                Text(v.policy),
+                Text(safe(v.policy)),
                 _enforcement(v),
-                Text(_message(v)),
+                Text(safe(_message(v), multiline=True)),
                 end_section=i == len(items) - 1 and gi < len(groups) - 1,
             )
     return table
@@ -99,13 +100,13 @@ def _violations_table(result: Result, frame: box.Box) -> Table:
 
 def _names(key: str, sep: str = "\n") -> str:
     """The resources of a :func:`by_resource` key (addresses, one a line), as people read them."""
-    return sep.join(short_address(a) for a in key.split("\n"))
+    return sep.join(safe(short_address(a)) for a in key.split("\n"))
 
 
 def _enforcement(v: Violation) -> Text:
     """``mandatory``, plus a second line when the finding is not a plain one."""
     state = status(v)
-    cell = Text(str(v.enforcement), style=_STATUS_STYLE[state] if state == "blocking" else "")
+    cell = Text(safe(v.enforcement), style=_STATUS_STYLE[state] if state == "blocking" else "")
     if state in ("cannot verify", "waived"):
         cell.append(f"\n{state}", style=_STATUS_STYLE[state])
     return cell
@@ -121,7 +122,8 @@ def _errors_table(result: Result, frame: box.Box) -> Table:
     table.add_column("Resource", overflow="fold")
     table.add_column("Error", overflow="fold", ratio=3)
     for e in result.errors:
-        table.add_row(Text(e.policy), Text(e.resource or "—"), Text(e.message, style="red"))
+        table.add_row(Text(safe(e.policy)), Text(safe(e.resource or "—")),
+                      Text(safe(e.message, multiline=True), style="red"))
     return table
 
 
@@ -143,12 +145,12 @@ def _cost_table(result: Result, frame: box.Box) -> Table:
     for c in lines:
         d = c.delta_per_hour
         table.add_row(
-            Text(short_address(c.resource)),
+            Text(safe(short_address(c.resource))),
             money_or_dash(c.before_per_hour),
             money_or_dash(c.after_per_hour),
             "—" if d is None else signed_per_hour(d),
             "—" if d is None else signed_per_month(d),
-            Text(c.note),
+            Text(safe(c.note, multiline=True)),
         )
     return table
 
@@ -167,20 +169,20 @@ def _violation_listing(result: Result) -> Listing:
             if state == "cannot verify":
                 tag += ", cannot verify"
             elif state == "waived":
-                tag += f", waived by {v.waived_by}"
+                tag += f", waived by {safe(v.waived_by)}"
             out.append(("  ", ""))
             out.append((f"[{tag}]", _STATUS_STYLE[state]))
-            message = v.message.replace("\n", "\n      ")
-            out.append((f" {v.policy}: {message}\n", ""))
+            message = safe(v.message, multiline=True).replace("\n", "\n      ")
+            out.append((f" {safe(v.policy)}: {message}\n", ""))
     return out
 
 
 def _error_listing(result: Result) -> Listing:
     out: Listing = [(f"Rule errors ({len(result.errors)}; the check fails)\n", "")]
     for e in result.errors:
-        where = f" on {e.resource}" if e.resource else ""
-        out.append((f"  {e.policy}{where}: ", ""))
-        out.append((f"{e.message}\n", "red"))
+        where = f" on {safe(e.resource)}" if e.resource else ""
+        out.append((f"  {safe(e.policy)}{where}: ", ""))
+        out.append((f"{safe(e.message, multiline=True)}\n", "red"))
     return out
 
 

@@ -55,7 +55,7 @@ trace: missing.csv
     shown = str(path)
     assert lines == [
         f"{shown}: name: expected a name of 1-100 printable characters, got ''",
-        f"{shown}: local_time_s: expected more than 0, got 0",
+        f"{shown}: local_time_s: expected at least 1e-06, got 0",
         f"{shown}: sync_calls: expected a whole number, got 12.5",
         f"{shown}: async_call: expected a known key, not this one (did you mean async_calls?)",
         f"{shown}: bytes_to_gpu: expected a number, got 'lots'",
@@ -71,7 +71,7 @@ trace: missing.csv
         ("- a\n- b\n", "expected a mapping of profile keys"),
         ("name: [\n", "expected valid YAML"),
         (GOOD + "sync_calls: 3\n", "key 'sync_calls' appears twice"),
-        (GOOD.replace("2.0", "-1"), "local_time_s: expected more than 0, got -1"),
+        (GOOD.replace("2.0", "-1"), "local_time_s: expected at least 1e-06, got -1"),
         (GOOD.replace("3.0e8", ".nan"), "bytes_from_gpu: expected a finite number"),
         (GOOD.replace("5000", "-3"), "local_calls: expected at least 0, got -3"),
     ],

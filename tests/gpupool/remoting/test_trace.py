@@ -53,8 +53,8 @@ def test_header_problems_at_once(tmp_path: Path) -> None:
         load_trace(write(tmp_path, text))
     shown = str(tmp_path / "t.csv")
     assert e.value.problems == [
-        f"{shown}: line 1: 'blockng': expected a known column (did you mean blocking?)",
-        f"{shown}: line 1: 'extra': expected a known column",
+        f"{shown}: line 1: column 3: expected a known column name (did you mean blocking?)",
+        f"{shown}: line 1: column 11: expected a known column name",
         f"{shown}: line 1: blocking: expected this column, but it is missing "
         f"(columns: {HEADER})",
     ]
@@ -72,10 +72,10 @@ cudaStreamSynchronize,ASYNC,CPUBlocking,8,4,0.3,0.3,1.0,nan,0
     shown = str(tmp_path / "t.csv")
     assert e.value.problems == [
         f"{shown}: line 2: kind: expected SYNC, ASYNC or LOCAL, got 'SYNCH'",
-        f"{shown}: line 3: bytes_to_gpu: expected a finite number of at least 0, got '-256'",
-        f"{shown}: line 3: block_us: expected a finite number of at least 0, got 'lots'",
+        f"{shown}: line 3: bytes_to_gpu: expected a finite number from 0 to 1e+13, got '-256'",
+        f"{shown}: line 3: block_us: expected a finite number from 0 to 1e+10, got 'lots'",
         f"{shown}: line 4: name: expected a call name, got ''",
-        f"{shown}: line 5: gap_us: expected a finite number of at least 0, got 'nan'",
+        f"{shown}: line 5: gap_us: expected a finite number from 0 to 1e+10, got 'nan'",
         f"{shown}: … and 1 more problem(s) like these",  # line 5 is also ASYNC yet CPUBlocking
     ]
 
