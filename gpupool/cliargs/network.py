@@ -44,7 +44,7 @@ def add_remoting(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 
 def add_netcheck(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from gpupool.argtypes import count, non_negative, positive
+    from gpupool.argtypes import at_most, count, count_at_most, listen_port, non_negative
 
     port = 9801  # gpupool.netcheck.protocol.DEFAULT_PORT (not imported: keep --help light)
     n = command(sub, "netcheck", "measure RTT and bandwidth between a client and a GPU proxy",
@@ -60,17 +60,25 @@ def add_netcheck(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                 "Echo small messages, swallow or send bulk streams; nothing else (no files, no "
                 "commands). Bounded: session limit, read timeout, session length; stops "
                 "cleanly on SIGTERM. Prints 'listening on ADDR:PORT' first.",
-                [f"gpupool netcheck serve --bind 10.0.1.7 --port {port}"])
+                [f"gpupool netcheck serve --bind 10.0.1.7 --port {port}",
+                 "gpupool netcheck serve --bind 10.0.1.7 --token-file /etc/gpupool/netcheck"
+                 ".token"])
     s.add_argument("--bind", default="127.0.0.1", metavar="ADDR",
                    help="address to listen on (default 127.0.0.1: give the private IP)")
-    s.add_argument("--port", type=int, default=port, metavar="P", help=f"default {port}")
-    s.add_argument("--max-sessions", type=count, default=8, metavar="N")
-    s.add_argument("--timeout", type=positive, default=10.0, metavar="S",
-                   help="seconds a read may wait (default 10)")
-    s.add_argument("--max-seconds", type=positive, default=60.0, metavar="S",
-                   help="longest session (default 60)")
-    s.add_argument("--echo-delay-us", type=non_negative, default=0.0, metavar="D",
-                   help="add D µs before each echo (calibration; a slower network on demand)")
+    s.add_argument("--port", type=listen_port, default=port, metavar="P",
+                   help=f"default {port}; 0: any free port (printed on the first line)")
+    s.add_argument("--max-sessions", type=count_at_most(256), default=8, metavar="N",
+                   help="sessions at once (default 8, at most 256)")
+    s.add_argument("--timeout", type=at_most(3600, unit=" s"), default=10.0, metavar="S",
+                   help="seconds a read may wait (default 10, at most 3600)")
+    s.add_argument("--max-seconds", type=at_most(3600, unit=" s"), default=60.0, metavar="S",
+                   help="longest session, whatever the peer sends (default 60, at most 3600)")
+    s.add_argument("--echo-delay-us", type=at_most(1e6, non_negative, " µs"), default=0.0,
+                   metavar="D", help="add D µs before each echo (calibration; a slower network "
+                   "on demand; at most 1,000,000)")
+    s.add_argument("--token-file", metavar="FILE",
+                   help="serve only probes that hold this shared token (at least 16 characters; "
+                        "the probe gives the same file)")
     pr = command(nsub, "probe", "measure RTT and bandwidth to a netcheck server",
                  "Round trips for 40 % of --seconds, then bulk streams client to server "
                  "(30 %) and server to client (30 %); bandwidth_gbps is the lower direction. "
@@ -83,14 +91,19 @@ def add_netcheck(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                   "--dimension AutoScalingGroupName=proxies"])
     pr.add_argument("target", metavar="HOST:PORT")
     pr.add_argument("--profile", metavar="F", help="application profile (YAML) to judge")
-    pr.add_argument("--max-overhead", type=positive, default=0.05, metavar="E",
+    pr.add_argument("--max-overhead", type=at_most(1e6), default=0.05, metavar="E",
                     help="with --profile: the budget, a fraction of the local run (default 0.05)")
-    pr.add_argument("--seconds", type=positive, default=5.0, metavar="S",
-                    help="measuring time in all (default 5)")
-    pr.add_argument("--streams", type=count, default=1, metavar="N",
-                    help="parallel bulk streams (default 1: what one connection gets)")
+    pr.add_argument("--seconds", type=at_most(3600, unit=" s"), default=5.0, metavar="S",
+                    help="measuring time in all (default 5, at most 3600)")
+    pr.add_argument("--streams", type=count_at_most(64), default=1, metavar="N",
+                    help="parallel bulk streams (default 1: what one connection gets; at most "
+                         "64)")
     pr.add_argument("--message-bytes", type=count, default=64, metavar="B",
                     help="size of a round-trip message (default 64, at most 65536)")
+    pr.add_argument("--deadline", type=at_most(7200, unit=" s"), metavar="S",
+                    help="the whole probe ends by then, whatever the server does (default: "
+                         "2 x --seconds + 30)")
+    pr.add_argument("--token-file", metavar="FILE", help="the server's shared token")
     pr.add_argument("--format", choices=("text", "json"), default="text")
     pr.add_argument("--cloudwatch", action="store_true",
                     help="also put the figures into CloudWatch (boto3)")

