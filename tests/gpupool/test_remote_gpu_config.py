@@ -217,7 +217,7 @@ def test_profile_problems_are_one_line_each_naming_both_files(tmp_path: Path) ->
         "asynchronous, shadow them, or keep the GPU local")
     assert lines[1].startswith(
         f"s.yaml: gpupool:remoteGpu[1].budget.profile: expected a valid application profile "
-        f"({tmp_path}/bad.yaml: local_time_s: expected more than 0, got -1")
+        f"({tmp_path}/bad.yaml: local_time_s: expected at least 1e-06, got -1")
     assert lines[2] == (f"s.yaml: gpupool:remoteGpu[2].budget.profile: expected a valid "
                         f"application profile ({tmp_path}/none.yaml: no such file)")
     assert lines[3:] == [
