@@ -13,24 +13,24 @@ from __future__ import annotations
 
 import io
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from gpupool.debt.discover import ROLE_LABELS
+from gpupool.terminal import safe
 
 By = Literal["pool", "team"]
 NOT_MEASURED = "not measured"
 DEFAULT_WIDTH = 100
 MIN_WIDTH = 40
 NAME_MIN = 12  # a name column wraps down to this
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def plain(value: object) -> str:
-    """A name as it may be printed: control characters shown as ``\\xNN``."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", str(value))
+    """A name as it may be printed: control characters and BIDI overrides shown as escapes
+    (``\\xNN``, ``\\u202e``), through the kit's one helper for it."""
+    return safe(value)
 
 
 def width_for(given: int | None = None) -> int:

@@ -106,3 +106,9 @@ def test_a_models_name_in_the_estimate(tmp_path: Path) -> None:
     run = run_in_process(["estimate", "--model-config", str(config)])
     assert run.code == 0, run.err
     assert _clean(run.out) and run.out.startswith("org/model\\x1b[2J\\u202e: ")
+
+
+def test_aws_names_in_the_debt_report_go_through_the_same_helper() -> None:
+    from gpupool.debt.text import plain
+
+    assert plain(HOSTILE) == safe(HOSTILE) == SHOWN  # BIDI overrides included, not only C0/C1
