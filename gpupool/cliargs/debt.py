@@ -1,4 +1,4 @@
-"""Arguments of ``gpupool debt``: compute debt per pool and team."""
+"""Arguments of ``gpupool debt``: compute debt per pool and team, AWS and Prometheus."""
 
 from __future__ import annotations
 
@@ -10,13 +10,17 @@ from gpupool.cliargs.parser import command
 def add_debt(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     d = command(sub, "debt", "compute debt: GPU capacity, allocation and use per pool and team",
                 "Read the region's GPU autoscaling groups and their CloudWatch metrics (boto3: "
-                "standard credentials, AWS_ENDPOINT_URL honoured) and report capacity, "
-                "allocation, use and debt (allocated minus used) in GPU-hours and dollars, "
-                "per pool and team, with recommendations. A pool without GPU utilisation "
-                "metrics is 'not measured', never zero. See docs/debt.md.",
+                "standard credentials, AWS_ENDPOINT_URL honoured), and the Kubernetes and "
+                "on-premises pools of each Prometheus (DCGM exporter, kube-state-metrics), and "
+                "report capacity, allocation, use and debt (allocated minus used) in GPU-hours "
+                "and dollars, per pool, namespace, pod and team, with recommendations. A pool "
+                "without GPU utilisation metrics is 'not measured', never zero. See "
+                "docs/debt.md.",
                 ["gpupool debt --since 7d", "gpupool debt --by team --chart debt.png",
                  "gpupool debt --start 2026-11-01 --end 2026-11-08 --format json "
-                 "--output utilisation.json"])
+                 "--output utilisation.json",
+                 "gpupool debt --stack prod --prometheus onprem=https://prom.dc1.example.com",
+                 "gpupool debt --no-aws --prometheus http://prometheus.monitoring.svc:9090"])
     d.add_argument("--region", help="AWS region (default: AWS_REGION / the profile's)")
     d.add_argument("--since", metavar="DURATION", help="window ending now: 90m, 12h, 7d, 2w "
                    "(default 7d)")
@@ -32,3 +36,25 @@ def add_debt(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     d.add_argument("--deadline", metavar="SECONDS", default="900",
                    help="give up reading after this long in all, retries included (default "
                    "900)")
+    k = d.add_argument_group("Kubernetes and on-premises pools (Prometheus: DCGM exporter and "
+                             "kube-state-metrics)")
+    k.add_argument("--prometheus", action="append", metavar="[POOL=]URL",
+                   help="a Prometheus (Thanos, Mimir, Amazon Managed Prometheus) to read; "
+                   "repeatable; POOL= names the pool of its unlabelled nodes or overrides a "
+                   "--stack pool's address")
+    k.add_argument("--stack", metavar="STACK", help="read the stack's Kubernetes pools from "
+                   "their Prometheus (owner, gpuHourlyCost, time slicing, teams) and take its "
+                   "region")
+    k.add_argument("--no-aws", action="store_true", help="read Prometheus only, no AWS")
+    k.add_argument("--resolution", type=int, default=60, metavar="SECONDS",
+                   help="evaluation step inside each period (default 60; at least the scrape "
+                   "interval, dividing --period)")
+    k.add_argument("--prometheus-bearer-token-file", metavar="FILE")
+    k.add_argument("--prometheus-basic-auth", metavar="USER",
+                   help="password in GPUPOOL_PROMETHEUS_PASSWORD or --prometheus-password-file")
+    k.add_argument("--prometheus-password-file", metavar="FILE")
+    k.add_argument("--prometheus-ca-file", metavar="FILE")
+    k.add_argument("--prometheus-header", action="append", metavar="'NAME: VALUE'",
+                   help="an extra header, e.g. 'X-Scope-OrgID: team' for Mimir; repeatable")
+    k.add_argument("--prometheus-sigv4", metavar="REGION",
+                   help="sign requests with SigV4 (Amazon Managed Service for Prometheus)")

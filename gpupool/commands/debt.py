@@ -1,9 +1,12 @@
 """``gpupool debt [--region R] [--since 7d | --start T --end T] [--period S] [--by pool|team]
-[--format text|json|csv] [--chart FILE.png|FILE.svg] [--output FILE] [--deadline S]``.
+[--format text|json|csv] [--chart FILE.png|FILE.svg] [--output FILE] [--deadline S]
+[--prometheus [POOL=]URL ...] [--stack STACK] [--no-aws] [--prometheus-* auth]``.
 
 Reads the region's GPU autoscaling groups and their CloudWatch series (boto3: the standard
-credential chain, ``AWS_ENDPOINT_URL`` honoured) and reports capacity, allocation, use and
-compute debt per pool and team. The window, the chart's file name and the region are checked
+credential chain, ``AWS_ENDPOINT_URL`` honoured), and the Kubernetes and on-premises pools of
+each Prometheus (``--prometheus``, and the Kubernetes pools of ``--stack``), and reports
+capacity, allocation, use and compute debt per pool, namespace, pod and team in one document.
+The window, the chart's file name and the region are checked
 before any API call; AWS failures are one line and exit 2. The report is written before the
 chart is drawn, so a chart that fails (one line, exit 2) never loses the report.
 """
@@ -15,6 +18,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from gpupool.errors import InputError
 
@@ -28,15 +32,28 @@ def run(args: argparse.Namespace) -> int:
     from gpupool.debt.report import build_report
     from gpupool.debt.window import resolve_window
 
+    deadline = Deadline(parse_deadline(args.deadline))
+    stack, sources = _sources(args)
+    if args.no_aws and not sources:
+        raise InputError("--no-aws: expected --prometheus URL, or --stack with Kubernetes "
+                         "pools, to read instead")
     window = resolve_window(since=args.since, start=args.start, end=args.end,
-                            period=args.period)
+                            period=args.period, cloudwatch=not args.no_aws)
     if args.chart:
         _check_chart(args.chart, FORMATS)
-    deadline = Deadline(parse_deadline(args.deadline))
-    clients = make_clients(args.region, deadline=deadline)
+    auth = _auth(args) if sources else None
+    region = args.region or (stack.region if stack is not None else None)
+    clients = None if args.no_aws else make_clients(region, deadline=deadline)
+    catalog = load_catalog(region=clients.region if clients else (region or "us-east-1"))
+    kube = None
+    if sources:
+        from gpupool.debt.prometheus.read import read_sources
+
+        def kube() -> object:
+            return read_sources(sources, window, catalog, auth, deadline, args.resolution)
+
     with _progress() as progress:
-        report = build_report(clients, window, load_catalog(region=clients.region),
-                              progress=progress)
+        report = build_report(clients, window, catalog, progress=progress, kube=kube)
 
     if args.format == "json":
         text = render_json(report)
@@ -58,6 +75,35 @@ def run(args: argparse.Namespace) -> int:
         write_chart(report, args.chart, args.by)
         sys.stderr.write(f"gpupool debt: chart written to {args.chart}\n")
     return 0
+
+
+def _sources(args: argparse.Namespace) -> tuple[Any, list[Any]]:
+    """The stack's config (when --stack) and the Prometheus sources to read."""
+    if not args.prometheus and not args.stack:
+        return None, []
+    from gpupool.debt.prometheus.sources import hints_from_stack, make_sources
+
+    config = None
+    pools: list[Any] = []
+    if args.stack:
+        from gpupool.config.loader import load_stack
+
+        config = load_stack(args.stack).config
+        pools = hints_from_stack(config)
+        if not pools and not args.prometheus:
+            raise InputError(f"--stack {args.stack}: has no Kubernetes pools (gpupool:kubernetes) "
+                             "to read from Prometheus")
+    return config, make_sources(args.prometheus or [], pools)
+
+
+def _auth(args: argparse.Namespace) -> Any:
+    from gpupool.debt.prometheus.auth import make_auth
+
+    return make_auth(bearer_file=args.prometheus_bearer_token_file,
+                     basic_user=args.prometheus_basic_auth,
+                     password_file=args.prometheus_password_file,
+                     ca_file=args.prometheus_ca_file, headers=args.prometheus_header or [],
+                     sigv4_region=args.prometheus_sigv4)
 
 
 def _check_chart(path: str, formats: dict[str, str]) -> None:

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpupool.catalog.model import HOURS_PER_MONTH
-from gpupool.debt.discover import KUBERNETES_ROLE, PROXY_ROLE
-from gpupool.debt.figures import PoolFigures
+from gpupool.debt.discover import KUBERNETES_ROLE, PROXY_ROLE, Pool
+from gpupool.debt.model import PoolFigures
 from gpupool.debt.window import Window
 
 DEFAULT_TARGET = 70.0  # the kit's default target; what "higher target" recommends
@@ -94,6 +94,8 @@ def advise(figures: Sequence[PoolFigures], window: Window, threshold: float) -> 
     h = window.bucket_hours
     low: list[PoolFigures] = []
     for f in figures:
+        if not isinstance(f.pool, Pool):
+            continue  # Kubernetes and on-premises pools: sized by replicas and quotas, not ASGs
         p = f.pool
         if f.status == "not measured" and p.role == KUBERNETES_ROLE:
             out.append(Advice(p.name, "read-dcgm", "Prometheus DCGM_FI_DEV_GPU_UTIL",

@@ -13,13 +13,14 @@ imported only when a chart is written (it costs ~0.3 s).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from gpupool.debt.discover import ROLE_LABELS
-from gpupool.debt.figures import PoolFigures, Timeline, combine
+from gpupool.debt.model import Charge, PoolFigures, Timeline, combine
 from gpupool.debt.report import Group, Report
 from gpupool.errors import InputError
 
@@ -49,7 +50,7 @@ def _panel(title: str, report: Report, timeline: Timeline) -> Panel:
                  timeline.measured)
 
 
-def _label(name: str, figures: list[PoolFigures]) -> str:
+def _label(name: str, figures: Sequence[PoolFigures | Charge]) -> str:
     s = combine(figures)
     if len(figures) == 1 and figures[0].status in ("no group metrics", "not measured"):
         status = figures[0].status
@@ -66,11 +67,13 @@ def _label(name: str, figures: list[PoolFigures]) -> str:
 def chart_data(report: Report, by: Literal["pool", "team"] = "pool") -> list[Panel]:
     """The panels drawn: the total first, then pools or teams by debt, the rest combined."""
     panels = [_panel(_label("all GPU pools", report.pools), report, report.total.timeline)]
+    # pools are named with their role and, beyond AWS, their platform
     groups: list[Group]
     if by == "team":
         groups = list(report.teams)
     else:
-        groups = [Group(f.name + ROLE_LABELS.get(f.pool.role, ""), [f], f.sums, f.timeline)
+        groups = [Group(f.name + ROLE_LABELS.get(f.pool.role, "") + (
+            "" if f.platform == "aws" else f" ({f.platform})"), [f], f.sums, f.timeline)
                   for f in report.pools]
         groups.sort(key=lambda g: (-(g.sums.debt_usd or 0.0), -(g.sums.debt_gpu_hours or 0.0),
                                    g.name))
@@ -80,7 +83,7 @@ def chart_data(report: Report, by: Literal["pool", "team"] = "pool") -> list[Pan
     for g in shown:
         panels.append(_panel(_label(g.name, g.figures), report, g.timeline))
     if rest:
-        figures = [f for g in rest for f in g.figures]
+        figures: list[PoolFigures | Charge] = [f for g in rest for f in g.figures]
         timeline = Timeline.add([g.timeline for g in rest], report.window.buckets)
         panels.append(_panel(_label(f"{len(rest)} other {by}s", figures), report, timeline))
     return panels

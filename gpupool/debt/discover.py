@@ -75,6 +75,18 @@ class Pool:
     def gpus_per_instance(self) -> float:
         return self.instance_type.gpu_count
 
+    @property
+    def platform(self) -> str:
+        return "aws"
+
+    @property
+    def instance_type_name(self) -> str:
+        return self.instance_type.instance_type
+
+    @property
+    def gpu_model(self) -> str:
+        return self.instance_type.gpu_model
+
 
 @dataclass
 class Discovery:

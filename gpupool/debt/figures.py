@@ -27,95 +27,16 @@ reported as missing coverage.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
 
 from gpupool.debt.discover import KUBERNETES_ROLE, Pool
 from gpupool.debt.metrics import IN_SERVICE, MAX_SIZE, MEMORY_UTILISATION, UTILISATION, Readings
+from gpupool.debt.model import UNTAGGED, PoolFigures, Status, Sums, Timeline, combine
+from gpupool.debt.model import add as _add
 from gpupool.debt.window import Window
 
-Status = Literal["measured", "partial", "not measured", "no group metrics", "no allocation"]
-UNTAGGED = "(untagged)"
-
-
-@dataclass(frozen=True, slots=True)
-class Timeline:
-    """GPUs per bucket (None where unknown): what the chart draws and the sums are made of."""
-
-    capacity: tuple[float | None, ...]
-    allocated: tuple[float | None, ...]
-    used: tuple[float | None, ...]
-    measured: tuple[float | None, ...]  # the part of ``allocated`` whose use is known
-
-    @staticmethod
-    def add(timelines: Sequence[Timeline], buckets: int) -> Timeline:
-        """Bucket-wise sums; a bucket is None only when no timeline knows it."""
-        def total(pick: str) -> tuple[float | None, ...]:
-            out: list[float | None] = []
-            for i in range(buckets):
-                known = [v for t in timelines if (v := getattr(t, pick)[i]) is not None]
-                out.append(sum(known) if known else None)
-            return tuple(out)
-
-        return Timeline(total("capacity"), total("allocated"), total("used"), total("measured"))
-
-
-@dataclass
-class Sums:
-    """GPU-hours (and dollars) of one pool, team or the whole report."""
-
-    capacity_gpu_hours: float | None = None
-    allocated_gpu_hours: float | None = None
-    used_gpu_hours: float | None = None
-    measured_gpu_hours: float = 0.0  # allocation in buckets whose use is known
-    unmeasured_gpu_hours: float = 0.0
-    idle_gpu_hours: float | None = None
-    allocated_usd: float | None = None
-    debt_usd: float | None = None
-
-    @property
-    def debt_gpu_hours(self) -> float | None:
-        if self.used_gpu_hours is None:
-            return None
-        return max(self.measured_gpu_hours - self.used_gpu_hours, 0.0)
-
-    @property
-    def utilisation(self) -> float | None:
-        if self.used_gpu_hours is None or self.measured_gpu_hours <= 0:
-            return None
-        return self.used_gpu_hours / self.measured_gpu_hours
-
-
-@dataclass
-class PoolFigures:
-    pool: Pool
-    status: Status
-    sums: Sums
-    timeline: Timeline
-    memory_utilisation: float | None
-    price_per_gpu_hour: float | None
-    group_metric_hours: float  # hours of the window with group metrics
-    expected_hours: float  # hours of the window the group existed
-    peak_in_service: float | None
-    findings: list[dict[str, str]] = field(default_factory=list)
-    impossible_readings: int = 0  # datapoints left out: outside 0-100 %, or negative sizes
-
-    @property
-    def name(self) -> str:
-        return self.pool.name
-
-    @property
-    def team(self) -> str:
-        return self.pool.team or UNTAGGED
-
-
-def _add(a: float | None, b: float | None) -> float | None:
-    if a is None:
-        return b
-    return a if b is None else a + b
-
+__all__ = ["UNTAGGED", "PoolFigures", "Sums", "Timeline", "combine", "pool_figures"]
 
 @dataclass
 class _Impossible:
@@ -270,24 +191,3 @@ def _first_bucket(created: datetime | None, window: Window) -> int:
 
 def _finding(pool: Pool, kind: str, message: str) -> dict[str, str]:
     return {"pool": pool.name, "finding": kind, "message": message}
-
-
-def combine(figures: Iterable[PoolFigures]) -> Sums:
-    """Sums over several pools: unknown parts stay unknown, never zero.
-
-    Use, debt and their dollars add up over the pools that have them; ``measured_gpu_hours``
-    says how much allocation they cover, so utilisation is used / measured.
-    """
-    out = Sums()
-    for f in figures:
-        s = f.sums
-        out.capacity_gpu_hours = _add(out.capacity_gpu_hours, s.capacity_gpu_hours)
-        out.allocated_gpu_hours = _add(out.allocated_gpu_hours, s.allocated_gpu_hours)
-        out.idle_gpu_hours = _add(out.idle_gpu_hours, s.idle_gpu_hours)
-        out.allocated_usd = _add(out.allocated_usd, s.allocated_usd)
-        out.unmeasured_gpu_hours += s.unmeasured_gpu_hours
-        if s.used_gpu_hours is not None:
-            out.used_gpu_hours = _add(out.used_gpu_hours, s.used_gpu_hours)
-            out.measured_gpu_hours += s.measured_gpu_hours
-            out.debt_usd = _add(out.debt_usd, s.debt_usd)
-    return out

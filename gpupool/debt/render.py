@@ -15,7 +15,17 @@ import json
 from typing import Any, Literal
 
 from gpupool.debt.report import POOL_COLUMNS, TEAM_COLUMNS, Report
-from gpupool.debt.text import gh, new_console, pct, plain, pool_rows, table, usd, width_for
+from gpupool.debt.text import (
+    gh,
+    namespace_rows,
+    new_console,
+    pct,
+    plain,
+    pool_rows,
+    table,
+    usd,
+    width_for,
+)
 
 By = Literal["pool", "team"]
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -61,10 +71,18 @@ def render_text(report: Report, by: By = "pool", *, width: int | None = None,
 
     d = report.to_dict()
     w, t = d["window"], d["totals"]
-    say("Compute debt", f", {plain(report.region)}, {w['start']} .. {w['end']} "
-        f"({w['hours']:,.0f} h, {w['period_s']} s periods): {len(report.pools)} GPU pools of "
-        f"{report.groups_seen} autoscaling groups; figures in GPU-hours")
+    kube = sum(f.platform != "aws" for f in report.pools)
+    where = [f"{len(report.pools) - kube} of {report.groups_seen} autoscaling groups in "
+             f"{plain(report.region)}"] if report.aws else []
+    if report.prometheus:
+        where.append(f"{kube} from {len(report.prometheus)} Prometheus")
+    say("Compute debt", f", {w['start']} .. {w['end']} ({w['hours']:,.0f} h, {w['period_s']} s "
+        f"periods): {len(report.pools)} GPU pools ({'; '.join(where)}); figures in GPU-hours")
     table(console, *pool_rows(d, by), width=width)
+    if d["namespaces"] and by == "pool":
+        say("Kubernetes namespaces", " (their teams' allocation and use; the exporter's "
+            "unattributed use apart):")
+        table(console, *namespace_rows(d), width=width)
     say("Total", f": capacity {gh(t['capacity_gpu_hours'])} GPU-h, allocated "
         f"{gh(t['allocated_gpu_hours'])}, used {gh(t['used_gpu_hours'])} "
         f"({pct(t['utilisation'])} of the measured allocation), debt "
@@ -107,6 +125,9 @@ def render_text(report: Report, by: By = "pool", *, width: int | None = None,
         for f in findings:
             console.print(Text(f"  {plain(f['pool'] or '-')}: {plain(f['message'])}"))
     detail = d["api_calls_detail"]
-    console.print(Text(f"{report.api_calls} API calls ({report.metric_calls} GetMetricData, "
-                       f"{detail.get('retries', 0)} retries)"))
+    calls = [f"{report.api_calls} API calls ({report.metric_calls} GetMetricData, "
+             f"{detail.get('retries', 0)} retries)"] if report.aws else []
+    calls += [f"{s['queries']} Prometheus queries to {plain(s['url'])} ({s['retries']} retries)"
+              for s in report.prometheus]
+    console.print(Text("; ".join(calls)))
     return buf.getvalue()

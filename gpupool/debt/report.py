@@ -2,8 +2,13 @@
 
 The JSON document is the interface (DESIGN.md): ``window``, ``pools``, ``teams``, ``totals``,
 ``api_calls``, plus ``generated_at``, ``region``, ``offenders``, ``recommendations``,
-``findings``, ``compute_optimizer``. ``gpupool check --utilisation`` reads it back through
-:mod:`gpupool.debt.snapshot`. Every pool row holds scalars only, so CSV has the same columns.
+``findings``, ``compute_optimizer``, and for Kubernetes and on-premises pools read from
+Prometheus ``namespaces``, ``pods``, ``autoscalers`` and ``prometheus`` (the sources and the
+queries they took). Every pool has a ``platform`` (``aws``, ``kubernetes``, ``on-prem``); the
+same tables, CSV and chart carry all of them, and ``--by team`` adds each team's AWS pools and
+Kubernetes namespaces. ``gpupool check --utilisation`` reads it back through
+:mod:`gpupool.debt.snapshot`. The model is :mod:`gpupool.debt.model`, the rows
+:mod:`gpupool.debt.rows`.
 """
 
 from __future__ import annotations
@@ -18,43 +23,27 @@ from gpupool.catalog.model import HOURS_PER_MONTH
 from gpupool.debt.advice import Advice, advise
 from gpupool.debt.aws import Clients
 from gpupool.debt.discover import Discovery, discover_pools
-from gpupool.debt.figures import PoolFigures, Sums, Timeline, combine, pool_figures
+from gpupool.debt.figures import pool_figures
 from gpupool.debt.metrics import SERIES, Readings, read_series
+from gpupool.debt.model import Charge, PoolFigures, Timeline, combine
 from gpupool.debt.optimizer import OptimizerView, read_recommendations
+from gpupool.debt.rows import (
+    POOL_COLUMNS,
+    TEAM_COLUMNS,
+    Group,
+    group_row,
+    namespace_row,
+    pod_row,
+    pool_row,
+    r,
+)
 from gpupool.debt.window import Window, iso
+
+__all__ = ["POOL_COLUMNS", "TEAM_COLUMNS", "Group", "Report", "assemble", "build_report"]
 
 FORMAT_VERSION = 1
 LOW_UTILISATION = 0.40  # the rule's default threshold: below it a pool is flagged
 OFFENDERS = 5
-
-POOL_COLUMNS = (
-    "pool", "role", "team", "cost_center", "instance_type", "gpu_model", "gpus_per_instance",
-    "min_size", "max_size", "desired_capacity", "target_utilisation", "spot_share", "status",
-    "capacity_gpu_hours", "allocated_gpu_hours", "used_gpu_hours", "debt_gpu_hours",
-    "idle_gpu_hours", "unmeasured_gpu_hours", "utilisation", "memory_utilisation",
-    "impossible_readings", "price_per_gpu_hour", "allocated_usd", "debt_usd",
-    "debt_usd_per_month", "arn",
-)
-TEAM_COLUMNS = (
-    "team", "pools", "not_measured_pools", "capacity_gpu_hours", "allocated_gpu_hours",
-    "used_gpu_hours", "debt_gpu_hours", "idle_gpu_hours", "unmeasured_gpu_hours", "utilisation",
-    "allocated_usd", "debt_usd", "debt_usd_per_month", "pool_names",
-)
-
-
-def _r(value: float | None, digits: int = 3) -> float | None:
-    return None if value is None else round(value, digits)
-
-
-@dataclass
-class Group:
-    """A team, or the whole report: pools combined."""
-
-    name: str
-    figures: list[PoolFigures]
-    sums: Sums
-    timeline: Timeline
-
 
 @dataclass
 class Report:
@@ -73,6 +62,8 @@ class Report:
     generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     groups_seen: int = 0
     price_region: str = "us-east-1"  # the catalog's prices: the report's region when recorded
+    prometheus: list[dict[str, Any]] = field(default_factory=list)  # sources and their queries
+    aws: bool = True  # AWS was read (--no-aws: only Prometheus)
 
     def offenders(self, n: int = OFFENDERS) -> list[PoolFigures]:
         """The pools with the most debt in dollars (GPU-hours when unpriced)."""
@@ -86,62 +77,23 @@ class Report:
 
     # -- rows ------------------------------------------------------------------------------
 
-    def _sums_row(self, s: Sums) -> dict[str, Any]:
-        return {
-            "capacity_gpu_hours": _r(s.capacity_gpu_hours),
-            "allocated_gpu_hours": _r(s.allocated_gpu_hours),
-            "used_gpu_hours": _r(s.used_gpu_hours),
-            "debt_gpu_hours": _r(s.debt_gpu_hours),
-            "idle_gpu_hours": _r(s.idle_gpu_hours),
-            "unmeasured_gpu_hours": _r(s.unmeasured_gpu_hours),
-            "utilisation": _r(s.utilisation, 4),
-        }
-
     def pool_row(self, f: PoolFigures) -> dict[str, Any]:
-        p = f.pool
-        row: dict[str, Any] = {
-            "pool": p.name,
-            "role": p.role,
-            "team": p.team,
-            "cost_center": p.cost_center,
-            "instance_type": p.instance_type.instance_type,
-            "gpu_model": p.instance_type.gpu_model,
-            "gpus_per_instance": p.gpus_per_instance,
-            "min_size": p.min_size,
-            "max_size": p.max_size,
-            "desired_capacity": p.desired_capacity,
-            "target_utilisation": p.target_utilisation,
-            "spot_share": p.spot_share,
-            "status": f.status,
-            **self._sums_row(f.sums),
-            "memory_utilisation": _r(f.memory_utilisation, 4),
-            "impossible_readings": f.impossible_readings,
-            "price_per_gpu_hour": _r(f.price_per_gpu_hour, 6),
-            "allocated_usd": _r(f.sums.allocated_usd, 2),
-            "debt_usd": _r(f.sums.debt_usd, 2),
-            "debt_usd_per_month": _r(self.per_month(f.sums.debt_usd), 2),
-            "arn": p.arn,
-        }
-        return {k: row[k] for k in POOL_COLUMNS}
+        return pool_row(f, self.per_month)
 
     def group_row(self, g: Group, key: str = "team") -> dict[str, Any]:
-        row: dict[str, Any] = {
-            key: g.name,
-            "pools": len(g.figures),
-            "not_measured_pools": sum(f.status == "not measured" for f in g.figures),
-            **self._sums_row(g.sums),
-            "allocated_usd": _r(g.sums.allocated_usd, 2),
-            "debt_usd": _r(g.sums.debt_usd, 2),
-            "debt_usd_per_month": _r(self.per_month(g.sums.debt_usd), 2),
-            "pool_names": [f.name for f in g.figures],
-        }
-        return row
+        return group_row(g, self.per_month, key)
+
+    def namespace_rows(self) -> list[dict[str, Any]]:
+        return [namespace_row(c, f, self.per_month) for f in self.pools for c in f.lines
+                if c.kind in ("namespace", "unattributed")]
 
     def to_dict(self) -> dict[str, Any]:
         totals = self.group_row(self.total, "scope")
         totals.pop("scope")
         totals.pop("pool_names")
+        totals.pop("namespaces")
         totals["unpriced_pools"] = sum(f.price_per_gpu_hour is None for f in self.pools)
+        queries = sum(int(s.get("queries", 0)) for s in self.prometheus)
         return {
             "format": "gpupool-debt",
             "version": FORMAT_VERSION,
@@ -154,36 +106,47 @@ class Report:
             "pools": [self.pool_row(f) for f in self.pools],
             "teams": [self.group_row(g) for g in self.teams],
             "totals": totals,
-            "offenders": [{"pool": f.name, "team": f.pool.team,
-                           "utilisation": _r(f.sums.utilisation, 4),
-                           "debt_gpu_hours": _r(f.sums.debt_gpu_hours),
-                           "debt_usd": _r(f.sums.debt_usd, 2)} for f in self.offenders()],
+            "namespaces": self.namespace_rows(),
+            "pods": [pod_row(p) for f in self.pools for p in f.pods],
+            "autoscalers": [a for f in self.pools for a in f.autoscalers],
+            "offenders": [{"pool": f.name, "platform": f.platform, "team": f.pool.team,
+                           "utilisation": r(f.sums.utilisation, 4),
+                           "debt_gpu_hours": r(f.sums.debt_gpu_hours),
+                           "debt_usd": r(f.sums.debt_usd, 2)} for f in self.offenders()],
             "recommendations": [a.to_dict() for a in self.advice],
             "findings": self.findings,
             "compute_optimizer": self.optimizer.to_dict(),
             "groups_seen": self.groups_seen,
             "api_calls": self.api_calls,
             "api_calls_detail": {**self.api_detail, "get_metric_data": self.metric_calls},
+            "aws": self.aws,
+            "prometheus": self.prometheus,
+            "prometheus_queries": queries,
         }
 
 
 def group_by_team(figures: Sequence[PoolFigures], window: Window) -> list[Group]:
-    teams: dict[str, list[PoolFigures]] = {}
+    """Each team's charge lines across every pool: an AWS pool is one line, a Kubernetes pool
+    a line per namespace (and its unattributed use, and its nodes' capacity for its owner)."""
+    teams: dict[str, list[Charge]] = {}
     for f in figures:
-        teams.setdefault(f.team, []).append(f)
-    groups = [Group(name, fs, combine(fs), Timeline.add([f.timeline for f in fs],
+        for c in f.charges():
+            teams.setdefault(c.team, []).append(c)
+    groups = [Group(name, cs, combine(cs), Timeline.add([c.timeline for c in cs],
                                                           window.buckets))
-              for name, fs in teams.items()]
+              for name, cs in teams.items()]
     return sorted(groups, key=lambda g: (-(g.sums.debt_usd or 0.0), g.name))
 
 
 def assemble(discovery: Discovery, readings: Readings, window: Window, region: str,
              optimizer: OptimizerView, *, api_calls: int = 0,
              api_detail: dict[str, Any] | None = None,
-             threshold: float = LOW_UTILISATION, price_region: str = "us-east-1") -> Report:
-    """Figures, teams, totals, advice and findings from what was read."""
-    figures = [pool_figures(p, readings, window) for p in discovery.pools]
-    findings: list[dict[str, str]] = list(discovery.findings)
+             threshold: float = LOW_UTILISATION, price_region: str = "us-east-1",
+             kube: Sequence[PoolFigures] = (), prometheus: Sequence[dict[str, Any]] = (),
+             kube_findings: Sequence[dict[str, str]] = (), aws: bool = True) -> Report:
+    """Figures, teams, totals, advice and findings from what was read (AWS and Prometheus)."""
+    figures = [pool_figures(p, readings, window) for p in discovery.pools] + list(kube)
+    findings: list[dict[str, str]] = list(discovery.findings) + list(kube_findings)
     for f in figures:
         findings.extend(f.findings)
         u = f.sums.utilisation
@@ -210,23 +173,34 @@ def assemble(discovery: Discovery, readings: Readings, window: Window, region: s
         threshold=threshold,
         groups_seen=discovery.groups_seen,
         price_region=price_region,
+        prometheus=list(prometheus),
+        aws=aws,
     )
 
 
-def build_report(clients: Clients, window: Window, catalog: Catalog, *,
+def build_report(clients: Clients | None, window: Window, catalog: Catalog, *,
                  progress: Callable[[str, int], Callable[[int], None]] | None = None,
-                 compute_optimizer: bool = True) -> Report:
+                 compute_optimizer: bool = True, kube: Any = None) -> Report:
     """Read everything for ``window`` and compute the report (see the module docstring).
 
+    ``clients`` None: AWS is not read (``--no-aws``). ``kube``: a callable returning what the
+    Prometheus sources gave (:class:`gpupool.debt.prometheus.read.KubeReading`), or None.
     ``progress(description, total)`` returns a function advancing a bar by n; called once
     the number of series is known.
     """
-    discovery = discover_pools(clients, catalog)
-    series = len(discovery.pools) * len(SERIES)
-    advance = progress("reading metrics", series) if progress else (lambda _n: None)
-    readings = read_series(clients, discovery.pools, window, advance)
-    optimizer = (read_recommendations(clients, discovery.pools, catalog)
-                 if compute_optimizer else OptimizerView(reason="not asked"))
-    return assemble(discovery, readings, window, clients.region, optimizer,
-                    api_calls=clients.calls.total, api_detail=clients.calls.to_dict(),
-                    price_region=catalog.price_region)
+    discovery, readings = Discovery(), Readings()
+    optimizer = OptimizerView(reason="AWS not read" if clients is None else "not asked")
+    if clients is not None:
+        discovery = discover_pools(clients, catalog)
+        series = len(discovery.pools) * len(SERIES)
+        advance = progress("reading metrics", series) if progress else (lambda _n: None)
+        readings = read_series(clients, discovery.pools, window, advance)
+        if compute_optimizer:
+            optimizer = read_recommendations(clients, discovery.pools, catalog)
+    k = kube() if kube is not None else None
+    return assemble(discovery, readings, window, clients.region if clients else "", optimizer,
+                    api_calls=clients.calls.total if clients else 0,
+                    api_detail=clients.calls.to_dict() if clients else {},
+                    price_region=catalog.price_region,
+                    kube=k.pools if k else (), prometheus=k.sources if k else (),
+                    kube_findings=k.findings if k else (), aws=clients is not None)

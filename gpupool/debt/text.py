@@ -125,8 +125,7 @@ def pool_rows(d: dict[str, Any], by: By) -> tuple[list[Col], list[list[str]], li
     for r in d["pools"] if by == "pool" else d["teams"]:
         if by == "pool":
             lead = [plain(r["pool"]) + ROLE_LABELS.get(r["role"], ""),
-                    plain(r["team"] or "(untagged)"),
-                    plain(f"{r['instance_type']} {r['gpus_per_instance']:g}×{r['gpu_model']}")]
+                    plain(r["team"] or "(untagged)"), plain(type_label(r))]
         else:
             lead = [plain(r["team"]), f"{r['pools']}" + (
                 f" ({r['not_measured_pools']} not measured)" if r["not_measured_pools"]
@@ -137,6 +136,35 @@ def pool_rows(d: dict[str, Any], by: By) -> tuple[list[Col], list[list[str]], li
                      gh(r["allocated_gpu_hours"], missing), gh(r["used_gpu_hours"], missing),
                      gh(r["debt_gpu_hours"], missing), gh(r["idle_gpu_hours"], missing),
                      pct(util, missing), usd(r["debt_usd"]), usd(r["debt_usd_per_month"])])
+        styles.append("red" if util is not None and util < d["threshold"] else "")
+    return cols, rows, styles
+
+
+def type_label(r: dict[str, Any]) -> str:
+    """``g4dn.xlarge 1×T4``; beyond AWS the platform says where: ``g6.xlarge 1×L4 (k8s)``,
+    ``on-prem 2×L40S``."""
+    gpus = f"{r['gpus_per_instance']:g}×{r['gpu_model']}"
+    if r.get("platform", "aws") == "aws":
+        return f"{r['instance_type']} {gpus}"
+    if r["platform"] == "kubernetes":
+        return f"{r['instance_type'] or 'nodes'} {gpus} (k8s)"
+    return f"{r['platform']} {gpus}"
+
+
+def namespace_rows(d: dict[str, Any]) -> tuple[list[Col], list[list[str]], list[str]]:
+    """The Kubernetes namespaces table (and each pool's unattributed use)."""
+    cols = [Col("pool/namespace", right=False, wraps=True), Col("team", right=False, wraps=True,
+                                                                 drop=2),
+            Col("pods", drop=1), Col("allocated"), Col("used"), Col("debt"), Col("utilisation"),
+            Col("debt $", drop=3)]
+    rows: list[list[str]] = []
+    styles: list[str] = []
+    for r in d["namespaces"]:
+        missing = NOT_MEASURED
+        util = r["utilisation"]
+        rows.append([plain(f"{r['pool']}/{r['namespace']}"), plain(r["team"]), f"{r['pods']}",
+                     gh(r["allocated_gpu_hours"], missing), gh(r["used_gpu_hours"], missing),
+                     gh(r["debt_gpu_hours"], missing), pct(util, missing), usd(r["debt_usd"])])
         styles.append("red" if util is not None and util < d["threshold"] else "")
     return cols, rows, styles
 

@@ -126,8 +126,12 @@ def resolve_window(
     end: str | None,
     period: int | None,
     now: datetime | None = None,
+    cloudwatch: bool = True,
 ) -> Window:
-    """The window the flags describe; :class:`InputError` for any window that cannot be read."""
+    """The window the flags describe; :class:`InputError` for any window that cannot be read.
+
+    ``cloudwatch`` False (Prometheus only, ``--no-aws``): CloudWatch's retention and its
+    datapoint limit do not apply; Prometheus keeps what its own retention keeps."""
     now = (now or datetime.now(UTC)).astimezone(UTC)
     if since is not None and (start is not None or end is not None):
         raise InputError("--since cannot be combined with --start/--end: give one or the other")
@@ -149,8 +153,8 @@ def resolve_window(
         raise InputError(f"--period {period}: expected a whole number of minutes in seconds "
                          "(60, 300, 3600, …), as CloudWatch requires")
     age = now - t0
-    chosen = period or auto_period(t1 - t0, age)
-    finest = retention_floor(age)
+    chosen = period or auto_period(t1 - t0, age if cloudwatch else timedelta(0))
+    finest = retention_floor(age) if cloudwatch else 60
     if finest == 0:
         raise InputError(f"--start {iso(t0)}: CloudWatch keeps metrics for 455 days; the window "
                          "starts before any data it still holds")
@@ -165,7 +169,7 @@ def resolve_window(
         raise InputError(f"the window {iso(t0)} .. {iso(t1)} is shorter than one period "
                          f"({chosen} s): widen it or give a smaller --period")
     window = Window(t0a, t1a, chosen)
-    if window.buckets > MAX_POINTS:
+    if cloudwatch and window.buckets > MAX_POINTS:
         need = math.ceil((t1a - t0a).total_seconds() / MAX_POINTS / 60) * 60
         raise InputError(f"--period {chosen}: {window.buckets:,} points per series is more than "
                          f"GetMetricData returns ({MAX_POINTS:,}); use --period {need} or more")

@@ -28,3 +28,14 @@ def window() -> Window:
     """Six whole hours ending at the last full hour."""
     now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
     return Window(now - timedelta(hours=6), now, 3600)
+
+
+@pytest.fixture(scope="session")
+def prometheus(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """A real Prometheus with a week of a messy cluster (prom_history), once per session."""
+    from prometheus_server import SKIP, available, serve
+
+    if not available():
+        pytest.skip(SKIP)
+    with serve(tmp_path_factory.mktemp("prometheus")) as server:
+        yield server
