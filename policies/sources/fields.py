@@ -11,7 +11,8 @@ Checked, per resource kind (normalised snake_case paths):
 - instances, launch templates and configurations: ``instance_type`` — a string;
 - autoscaling groups: ``min_size``, ``max_size``, ``desired_capacity`` — whole numbers from 0 to
   2,147,483,647 (AWS's Integer); each mixed-instances override's ``instance_type`` (a string) and
-  ``weighted_capacity`` (a whole number from 1 to 999, as a number or numeric string);
+  ``weighted_capacity`` (a whole number from 1 to 999, as a number or numeric string; ``""``
+  is "not set", as the AWS provider reads back an override without a weight);
 - EKS node groups: ``instance_types`` — a list of strings; ``scaling_config``'s sizes as above;
 - scaling policies: ``target_tracking_configuration.target_value`` — a finite number.
 """
@@ -47,8 +48,9 @@ def check(kind: ResourceKind, inputs: Mapping[str, Any] | None, origin: str,
             _whole(inputs.get(key), origin, where, key, 0, MAX_INT32)
         for path, item in _overrides(inputs):
             _type_name(item.get("instance_type"), origin, where, f"{path}.instance_type")
-            _whole(item.get("weighted_capacity"), origin, where, f"{path}.weighted_capacity",
-                   1, 999)
+            weight = item.get("weighted_capacity")
+            if weight != "":
+                _whole(weight, origin, where, f"{path}.weighted_capacity", 1, 999)
     elif kind is ResourceKind.EKS_NODE_GROUP:
         _type_list(inputs.get("instance_types"), origin, where, "instance_types")
         for path, block in _blocks(inputs, "scaling_config"):

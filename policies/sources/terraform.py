@@ -85,20 +85,41 @@ _NESTED_DEFAULTS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
 }
 
 
+# Optional+Computed blocks that one of AWS's alternatives excludes: an autoscaling group launches
+# from exactly one of launch_configuration, launch_template or mixed_instances_policy (AWS
+# refuses a group with two), and provider 5.x plans an undeclared mixed_instances_policy as
+# "known after apply". Read as unknown, a new group with a plain `launch_template { id = … }`
+# (the most common shape) was never followed to its template: only "cannot verify". When the
+# configuration declares one of the alternatives in its static body, the block is not set.
+# Declaring none statically means a `dynamic` block (which the JSON configuration leaves out):
+# then the value stays unknown.
+EXCLUDED_BY_DECLARED: Final[dict[str, dict[str, tuple[str, ...]]]] = {
+    "aws_autoscaling_group": {
+        "mixed_instances_policy": ("launch_template", "launch_configuration"),
+    },
+}
+
+
 def _drop_undeclared(new: dict[str, Any], row: _Row, refs: References) -> None:
-    keys = AWS_DEFAULT_WHEN_UNDECLARED.get(row.rtype)
-    if not keys:
+    keys = AWS_DEFAULT_WHEN_UNDECLARED.get(row.rtype, ())
+    excluded = EXCLUDED_BY_DECLARED.get(row.rtype, {})
+    if not keys and not excluded:
         return
     unknown = [k for k in keys if _wholly_unknown(new.get(k))]
+    alternatives = [k for k in excluded if _wholly_unknown(new.get(k))]
     nested = [(b, k) for b, k in _NESTED_DEFAULTS.get(row.rtype, ())
               if any(_wholly_unknown(e.get(k)) for e in _block_list(new.get(b)))]
-    if not unknown and not nested:
+    if not unknown and not nested and not alternatives:
         return
     declared = refs.expressions(row.segments, row.rel)
     if declared is None:
         return  # no configuration for it: the values stay unknown ("cannot verify")
     for key in unknown:
         if not _declares(declared, key):
+            del new[key]
+    for key in alternatives:
+        if not _declares(declared, key) and any(_declares(declared, other)
+                                                for other in excluded[key]):
             del new[key]
     for block, key in nested:
         written = _block_list(declared.get(block))

@@ -1,0 +1,155 @@
+"""Plans real ``terraform plan`` wrote (issue 16, items 4-6).
+
+``tests/fixtures/terraform/live/`` holds Terraform modules and the ``terraform show -json`` of
+their plans, made with terraform 1.11 and hashicorp/aws 5.100 against a moto server
+(``tests/fixtures/terraform_live.py``, provenance in that directory's README). The committed
+plans are always judged; the live tests plan the same modules again on this machine (skipped,
+with the reason, where terraform or the provider mirror is missing) and hold the result to the
+same findings, so a Terraform or provider that writes another shape fails here.
+
+Item 4: a new group with a plain ``launch_template { id = aws_launch_template.x.id }`` plans its
+``mixed_instances_policy`` as "known after apply"; it was read as unknown, the template never
+followed, and a GPU pool scaling on CPU passed with an advisory "cannot verify". The same group
+once it exists (the update plan) was a mandatory FAIL all along.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from policies.engine import evaluate
+from policies.model import UNKNOWN, Plan
+from policies.settings import Settings
+from policies.sources import load_plan, parse_document
+from tests.fixtures import terraform_live as live
+
+Findings = set[tuple[str, str, str]]
+
+# committed plan → every finding (policy, resource, enforcement) it must give
+_CREATED: Findings = {
+    # item 4: a plain launch_template block, scaling on CPU
+    ("gpu-pool-scales-on-utilisation", "aws_autoscaling_group.cpu_scaled", "mandatory"),
+    # instance_requirements: not judged yet ("cannot verify")
+    *{("gpu-smallest-instance", f"aws_autoscaling_group.{g}", "advisory")
+      for g in ("any_size", "smallest", "cpu_only", "gpu_not_excluded")},
+    *{("gpu-pool-scales-on-utilisation", f"aws_autoscaling_group.{g}", "advisory")
+      for g in ("cpu_only", "gpu_not_excluded")},
+}
+_ABIS = ("any_size", "smallest", "cpu_only", "gpu_not_excluded")
+EXPECTED: dict[str, Findings] = {
+    "gpu-asgs/plan-create.json": _CREATED,
+    "gpu-asgs/plan-update.json": _CREATED | {
+        ("gpu-capacity-vs-utilisation", f"aws_autoscaling_group.{g}", "advisory")
+        for g in ("cpu_scaled", "gpu_scaled")} | {
+        ("gpu-no-vertical-upsize", f"aws_autoscaling_group.{g}", "advisory") for g in _ABIS},
+}
+
+
+def _findings(plan: Plan) -> Findings:
+    result = evaluate([plan], Settings.default())
+    assert not result.errors
+    return {(v.policy, v.resource, str(v.enforcement)) for v in result.violations}
+
+
+def _doc(name: str) -> dict[str, Any]:
+    return json.loads((live.LIVE / name).read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_committed_plan_findings(name: str) -> None:
+    assert _findings(load_plan(live.LIVE / name)) == EXPECTED[name]
+
+
+def test_every_committed_plan_is_listed_and_real() -> None:
+    assert set(live.PLANS) >= set(EXPECTED)
+    for name in live.PLANS:
+        doc = _doc(name)
+        assert doc["terraform_version"].startswith("1.11.")
+        assert doc["configuration"]["provider_config"]["aws"]["version_constraint"] == "5.100.0"
+
+
+def test_new_group_with_a_plain_launch_template_is_judged_by_its_template() -> None:
+    """Item 4: the plan says mixed_instances_policy is "known after apply"; the configuration
+    declares a launch_template, so the group has no mixed instances policy and launches the
+    template's g4dn.xlarge."""
+    doc = _doc("gpu-asgs/plan-create.json")
+    row = next(r for r in doc["resource_changes"]
+               if r["address"] == "aws_autoscaling_group.cpu_scaled")
+    assert row["change"]["after_unknown"]["mixed_instances_policy"] is True
+    plan = parse_document(doc, "plan.json")
+    group = plan.by_address()["aws_autoscaling_group.cpu_scaled"]
+    assert "mixed_instances_policy" not in group.new
+    assert group.references["launch_template.id"] == "aws_launch_template.gpu"
+    messages = [v.message for v in evaluate([plan], Settings.default()).violations
+                if v.resource == group.address]
+    assert messages and all("scales on CPU (ASGAverageCPUUtilization)" in m for m in messages)
+
+
+def test_group_declaring_no_launch_source_statically_stays_unknown() -> None:
+    """A `dynamic "launch_template"` block is not in the JSON configuration: with no static
+    alternative declared, the mixed instances policy may be set, so it stays unknown."""
+    doc = copy.deepcopy(_doc("gpu-asgs/plan-create.json"))
+    for r in doc["configuration"]["root_module"]["resources"]:
+        if r["address"] == "aws_autoscaling_group.cpu_scaled":
+            del r["expressions"]["launch_template"]
+    plan = parse_document(doc, "plan.json")
+    assert plan.by_address()["aws_autoscaling_group.cpu_scaled"].new[
+        "mixed_instances_policy"] is UNKNOWN
+    found = _findings(plan)
+    assert ("gpu-pool-scales-on-utilisation", "aws_autoscaling_group.cpu_scaled",
+            "advisory") in found
+
+
+# --------------------------------------------------------------------------- live terraform
+
+LIVE_PLANS = sorted(n for n, spec in live.PLANS.items() if not spec.applied and n in EXPECTED)
+
+
+@pytest.fixture(scope="module")
+def planned(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory
+            ) -> Iterator[dict[str, dict[str, Any]]]:
+    """One ``terraform init`` + ``plan`` per module (creates only: no apply), one plugin cache."""
+    why = live.unavailable()
+    if why is not None:
+        pytest.skip(f"real terraform plans cannot be made here: {why}")
+    scratch = tmp_path_factory.mktemp("terraform")
+    with live.terraform_env(scratch) as env:
+        yield {name: live.make_plan(live.PLANS[name], moto_endpoint, scratch, env)
+               for name in LIVE_PLANS}
+
+
+@pytest.mark.parametrize("name", LIVE_PLANS)
+def test_terraform_plans_the_same_today(planned: dict[str, dict[str, Any]], name: str) -> None:
+    doc = planned[name]
+    committed = _doc(name)
+    assert doc["terraform_version"].split(".")[:2] == committed["terraform_version"].split(".")[:2]
+    shape = [(r["address"], r["change"]["actions"]) for r in doc["resource_changes"]]
+    assert shape == [(r["address"], r["change"]["actions"])
+                     for r in committed["resource_changes"]]
+    assert _findings(parse_document(doc, f"live {name}")) == EXPECTED[name]
+
+
+def test_the_cli_config_installs_from_the_mirror_only(tmp_path: Path) -> None:
+    text = live.cli_config(Path("/opt/mirror"), tmp_path)
+    assert 'path    = "/opt/mirror"' in text
+    assert 'exclude = ["registry.terraform.io/hashicorp/aws"]' in text
+    assert f'plugin_cache_dir = "{tmp_path}"' in text
+
+
+def test_an_existing_override_without_a_weight_is_read() -> None:
+    """Read back from AWS, an override without a weight has ``weighted_capacity: ""`` (a string
+    attribute): not set, where it was refused as bad input before."""
+    doc = _doc("gpu-asgs/plan-update.json")
+    row = next(r for r in doc["resource_changes"]
+               if r["address"] == "aws_autoscaling_group.any_size")
+    override = row["change"]["after"]["mixed_instances_policy"][0]["launch_template"][0][
+        "override"][0]
+    assert override["weighted_capacity"] == ""
+    assert load_plan(live.LIVE / "gpu-asgs/plan-update.json").by_address()[
+        "aws_autoscaling_group.any_size"].change.value == "update"
