@@ -67,7 +67,7 @@ def _evaluate(plans: Sequence[Plan], settings: Settings, catalog: Catalog | None
     regional: dict[str, Catalog] = {}
     census = Census()
     for plan in plans:
-        index = PlanIndex(plan.changes)
+        index = PlanIndex(plan.changes, catalog)
         plan_catalog = priced_for(plan, catalog, regional)
         judged = plan.changes
         if changed_only:

@@ -10,11 +10,12 @@ Every extractor returns :data:`UNKNOWN` (or a result that says *why* something i
 the plan does not know a value: never a guess, never a default that would let a rule pass.
 
 One module per subject: ``values`` (reading one value), ``instances`` (instance types, metadata
-options), ``storage`` (EBS volumes), ``tags``, ``scaling`` (scaling policies), ``capacity``
-(GPUs and cost at max size, chargeback tag values), ``network`` (a subpackage: proxy roles
-and budgets, placement, ingress, load balancers), ``k8s`` (a subpackage: objects, one reader per
-workload kind, pod GPUs, quotas, autoscalers, Karpenter requirements) and ``index``
-(:class:`PlanIndex`, the links between the resources of one plan). This package re-exports
+options), ``requirements`` (attribute-based selection judged against the catalog), ``storage``
+(EBS volumes), ``tags``, ``scaling`` (scaling policies), ``capacity`` (GPUs and cost at max
+size, chargeback tag values), ``network`` (a subpackage: proxy roles and budgets, placement,
+ingress, load balancers), ``k8s`` (a subpackage: objects, one reader per workload kind, pod
+GPUs, quotas, autoscalers, Karpenter requirements) and ``index`` (:class:`PlanIndex`, the links
+between the resources of one plan). This package re-exports
 them, so ``from policies.facts import PlanIndex`` keeps working.
 """
 
@@ -49,6 +50,7 @@ from policies.facts.k8s import (
     scale_target,
 )
 from policies.facts.network import Budget, Found, NetworkIndex, budget_number, own_tag
+from policies.facts.requirements import Selection
 from policies.facts.scaling import ScalingPolicy, scaling_policy
 from policies.facts.storage import Volume, volumes
 from policies.facts.tags import GroupTag, Tags, group_tags, launch_tags, resource_tags
@@ -83,6 +85,7 @@ __all__ = [
     "QuotaGpus",
     "ScaleTarget",
     "ScalingPolicy",
+    "Selection",
     "Side",
     "Tags",
     "Volume",

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpupool.catalog import Catalog
 from policies.facts.instances import InstanceTypes, own_instance_types
 from policies.facts.network import Link, NetworkIndex
 from policies.facts.values import _GONE, Side, block, inputs_of, text
@@ -34,7 +35,10 @@ class PlanIndex:
     """One linear pass over a plan's changes: addresses, launch templates by id and name, groups
     by name, and scaling policies per group (built on first use)."""
 
-    def __init__(self, changes: Iterable[ResourceChange]) -> None:
+    def __init__(self, changes: Iterable[ResourceChange], catalog: Catalog | None = None) -> None:
+        # The catalog judges instance requirements (which GPU types they can launch); their
+        # attributes, not prices, so any region's catalog answers alike. None: the bundled one.
+        self.catalog = catalog
         self.by_address: dict[str, ResourceChange] = {}
         self._by_base: dict[str, list[ResourceChange]] = {}
         self._templates: dict[tuple[str, str], ResourceChange] = {}
@@ -87,7 +91,10 @@ class PlanIndex:
 
     def own_types(self, change: ResourceChange, side: Side = "new") -> InstanceTypes:
         """:func:`own_instance_types`, computed once per resource and side."""
-        return self._cached("own", change, side, own_instance_types)  # type: ignore[no-any-return]
+        return self._cached("own", change, side, self._own)  # type: ignore[no-any-return]
+
+    def _own(self, change: ResourceChange, side: Side) -> InstanceTypes:
+        return own_instance_types(change, side, self.catalog)
 
     # -- references
 

@@ -1,5 +1,10 @@
 """The instance types a resource launches, as written on the resource itself (links to launch
 templates are followed by :class:`policies.facts.index.PlanIndex`), and its metadata options.
+
+Types chosen by attributes (``instance_requirements`` on an override or a launch template) are
+the catalog GPU types the requirements can launch (:mod:`policies.facts.requirements`): in
+``known`` when the requirements ask for accelerators, else in ``incidental`` (a CPU-sized
+selection that EC2's default lets launch GPU types too).
 """
 
 from __future__ import annotations
@@ -8,7 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpupool.catalog import canonical_instance_type
+from gpupool.catalog import Catalog, canonical_instance_type, load_catalog
+from policies.facts.requirements import Selection, select
 from policies.facts.values import (
     Maybe,
     Side,
@@ -32,17 +38,52 @@ class InstanceTypes:
     # (as written, as EC2 names it) for values written otherwise ("G4DN.XLARGE", " g5.xlarge "):
     # they are judged as the type they name, and rules say that AWS refuses them as written.
     respelled: tuple[tuple[str, str], ...] = ()
+    selections: tuple[Selection, ...] = ()  # instance_requirements blocks, judged
 
     @property
     def complete(self) -> bool:
         return self.unknown is None
+
+    @property
+    def selected(self) -> tuple[str, ...]:
+        """Of ``known``, the types chosen by requirements that ask for accelerators."""
+        return _union(s.types for s in self.selections if s.asks_for_gpus)
+
+    @property
+    def incidental(self) -> tuple[str, ...]:
+        """GPU types that requirements naming no accelerator can launch (not in ``known``)."""
+        return _union(s.types for s in self.selections if not s.asks_for_gpus)
 
     def merge(self, other: InstanceTypes) -> InstanceTypes:
         known = self.known + tuple(t for t in other.known if t not in self.known)
         reasons = [r for r in (self.unknown, other.unknown) if r]
         why = "; ".join(dict.fromkeys(reasons)) or None
         respelled = self.respelled + tuple(r for r in other.respelled if r not in self.respelled)
-        return InstanceTypes(known, why, self.via or other.via, respelled)
+        return InstanceTypes(known, why, self.via or other.via, respelled,
+                             self.selections + other.selections)
+
+
+def _union(groups: Any) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(t for g in groups for t in g))
+
+
+def _with_selections(types: InstanceTypes, selections: list[Selection]) -> InstanceTypes:
+    """Add what requirements select: GPU selections' types to ``known``, their reasons to
+    ``unknown`` (a value unknown until apply, GPU names the catalog has no row for)."""
+    if not selections:
+        return types
+    known = list(types.known)
+    reasons = [types.unknown] if types.unknown else []
+    for s in selections:
+        if s.unknown:
+            reasons.append(s.unknown)
+        if s.uncatalogued:
+            reasons.append(f"{s.path} asks for {', '.join(s.uncatalogued)}, which the GPU "
+                           "catalog has no types for")
+        if s.asks_for_gpus:
+            known += [t for t in s.types if t not in known]
+    return InstanceTypes(tuple(known), "; ".join(dict.fromkeys(reasons)) or None, types.via,
+                         types.respelled, tuple(selections))
 
 
 def _named(values: list[str]) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
@@ -61,11 +102,14 @@ def _named(values: list[str]) -> tuple[tuple[str, ...], tuple[tuple[str, str], .
 _TYPE_UNKNOWN = "instance type unknown until apply"
 
 
-def own_instance_types(change: ResourceChange, side: Side = "new") -> InstanceTypes:
+def own_instance_types(change: ResourceChange, side: Side = "new",
+                       catalog: Catalog | None = None) -> InstanceTypes:
     """Instance types written on the resource itself (no links followed).
 
-    Instance, launch template, launch configuration: ``instance_type``. Autoscaling group: the
-    mixed instances policy's override list. EKS node group: ``instance_types``.
+    Instance, launch template, launch configuration: ``instance_type`` (a launch template's
+    ``instance_requirements`` when it has none). Autoscaling group: the mixed instances policy's
+    override list. EKS node group: ``instance_types``. ``catalog`` judges requirements (the
+    bundled one by default).
     """
     inputs = inputs_of(change, side)
     kind = change.kind
@@ -78,13 +122,17 @@ def own_instance_types(change: ResourceChange, side: Side = "new") -> InstanceTy
         if value is None and raw not in (None, ""):
             return InstanceTypes(unknown=_odd("instance_type", raw))
         if not value:
-            return InstanceTypes()
+            if kind is not ResourceKind.LAUNCH_TEMPLATE:
+                return InstanceTypes()
+            chosen = select(inputs.get("instance_requirements"), "instance_requirements",
+                            catalog or load_catalog())
+            return _with_selections(InstanceTypes(), [chosen] if chosen else [])
         if not value.strip():
             return InstanceTypes(unknown=_odd("instance_type", raw))
         known, respelled = _named([value])
         return InstanceTypes(known, respelled=respelled)
     if kind is ResourceKind.AUTOSCALING_GROUP:
-        return override_types(inputs)
+        return override_types(inputs, catalog)
     if kind is ResourceKind.EKS_NODE_GROUP:
         return _type_list(inputs.get("instance_types"), "instance_types")
     return InstanceTypes()
@@ -123,13 +171,17 @@ def overrides(inputs: Mapping[str, Any]) -> list[Any] | Maybe:
     return blocks(lt["override"] if "override" in lt else lt.get("overrides"))
 
 
-def override_types(inputs: Mapping[str, Any]) -> InstanceTypes:
+_OVERRIDE = "mixed_instances_policy.launch_template.override"
+
+
+def override_types(inputs: Mapping[str, Any], catalog: Catalog | None = None) -> InstanceTypes:
     items = overrides(inputs)
     if items is UNKNOWN:
         return InstanceTypes(unknown="mixed instances policy unknown until apply", via="overrides")
     written: list[str] = []
     reasons: list[str] = []
-    for item in items:
+    selections: list[Selection] = []
+    for i, item in enumerate(items):
         if not is_map(item):
             if item is UNKNOWN:
                 reasons.append("an override is unknown until apply")
@@ -142,11 +194,15 @@ def override_types(inputs: Mapping[str, Any]) -> InstanceTypes:
             reasons.append(_odd("instance_type", raw))
         elif value:
             written.append(value)
-        elif item.get("instance_requirements"):
-            reasons.append("an override selects types by attributes (instance_requirements)")
+        else:
+            where = f"{_OVERRIDE}[{i}]" if len(items) > 1 else _OVERRIDE
+            chosen = select(item.get("instance_requirements"), f"{where}.instance_requirements",
+                            catalog or load_catalog())
+            if chosen is not None:
+                selections.append(chosen)
     known, respelled = _named(written)
-    return InstanceTypes(known, "; ".join(dict.fromkeys(reasons)) or None, "overrides",
-                         respelled)
+    return _with_selections(InstanceTypes(known, "; ".join(dict.fromkeys(reasons)) or None,
+                                          "overrides", respelled), selections)
 
 
 def override_weights(inputs: Mapping[str, Any]) -> dict[str, float]:

@@ -110,11 +110,13 @@ _PULUMI_RENAMED: Final = {
 
 
 def _camel(part: str) -> str:
+    part, bracket, index = part.partition("[")  # override[1] → overrides[1]
+    suffix = bracket + index
     renamed = _PULUMI_RENAMED.get(part)
     if renamed is not None:
-        return renamed
+        return renamed + suffix
     words = part.split("_")
-    return words[0] + "".join(w[:1].upper() + w[1:] for w in words[1:])
+    return words[0] + "".join(w[:1].upper() + w[1:] for w in words[1:]) + suffix
 
 
 def prop(resource_type: str, path: str) -> str:

@@ -115,7 +115,9 @@ class RuleContext:
 
     @cached_property
     def plan(self) -> PlanIndex:
-        return self.plan_index if self.plan_index is not None else PlanIndex(self.index.values())
+        if self.plan_index is not None:
+            return self.plan_index
+        return PlanIndex(self.index.values(), self.catalog)
 
 
 @dataclass(frozen=True)

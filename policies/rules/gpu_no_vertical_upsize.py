@@ -13,7 +13,6 @@ from pydantic import Field
 
 from gpupool.catalog import Catalog
 from gpupool.catalog.model import HOURS_PER_MONTH, GpuChange
-from policies.facts import InstanceTypes, k8s
 from policies.model import ChangeKind, ResourceChange, ResourceKind
 from policies.rules._common import (
     cannot_verify,
@@ -25,7 +24,9 @@ from policies.rules._common import (
     prices_of,
     usd,
 )
+from policies.rules._pod_upsize import pod_upsize
 from policies.rules._proxy import bandwidth_sizing, proxy_min_gbps
+from policies.rules._type_pairs import maybe_gpu, shown, type_pairs
 from policies.rules.base import (
     Enforcement,
     Example,
@@ -79,7 +80,9 @@ class GpuNoVerticalUpsize(Rule):
             "and is denied unless allowGpuPacking is set. A change to another GPU model (T4 → "
             "A10G) is a GPU change, not vertical scaling: it is reported as information with both "
             "prices per GPU-hour. Looks at instance types of instances, launch templates, launch "
-            "configurations, ASG override lists and EKS node groups, on updates and replacements. "
+            "configurations, ASG override lists and EKS node groups, on updates and replacements; "
+            "for attribute-based selection (instance_requirements), the smallest size it can "
+            "launch per GPU, old against new. "
             "A GPU proxy (gpupool:role = gpu-proxy) may step up to the size its bandwidth budget "
             "(gpupool:remoting-min-gbps) needs and no further: bandwidth, not GPU. "
             "On Kubernetes the same idea applies to pods: a pod template whose GPUs per pod go "
@@ -140,6 +143,21 @@ class GpuNoVerticalUpsize(Rule):
             }],
             message_contains=["g5.xlarge → g5.4xlarge", "no GPU power",
                               "add 1 × g5.xlarge for $1.006/h instead"],
+        ),
+        Example(
+            title="Instance requirements whose vCPU minimum moves from 4 to 16 (Terraform)",
+            allowed=False,
+            resources=[{
+                "type": "aws_launch_template", "name": "pool",
+                "address": "aws_launch_template.pool",
+                "old": {"instance_requirements": [{
+                    "accelerator_names": ["t4"], "vcpu_count": [{"min": 4, "max": 8}],
+                    "memory_mib": [{"min": 16384, "max": None}]}]},
+                "new": {"instance_requirements": [{
+                    "accelerator_names": ["t4"], "vcpu_count": [{"min": 16, "max": 16}],
+                    "memory_mib": [{"min": 16384, "max": None}]}]},
+            }],
+            message_contains=["g4dn.xlarge → g4dn.4xlarge", "no GPU power"],
         ),
         Example(
             title="EKS node group upsized",
@@ -261,26 +279,26 @@ class GpuNoVerticalUpsize(Rule):
         if change.change not in (ChangeKind.UPDATE, ChangeKind.REPLACE):
             return
         if change.kind in POD_KINDS:
-            yield from _pod_upsize(change)
+            yield from pod_upsize(change)
             return
         params: Params = ctx.params
         catalog = ctx.catalog
         new = ctx.plan.own_types(change, "new")
         if change.old is None:
-            if _maybe_gpu(new, catalog):
+            if maybe_gpu(new, catalog):
                 yield Finding(change.address, cannot_verify(
                     "the old inputs are not known (no baseline), so a change of instance type "
-                    f"to {_show(new)} cannot be compared"), unknown=True)
+                    f"to {shown(new)} cannot be compared"), unknown=True)
             return
         old = ctx.plan.own_types(change, "old")
         if not old.complete or not new.complete:
-            if _maybe_gpu(old, catalog) and _maybe_gpu(new, catalog):
+            if maybe_gpu(old, catalog) and maybe_gpu(new, catalog):
                 side = "new" if not new.complete else "old"
                 reason = new.unknown if not new.complete else old.unknown
                 yield Finding(change.address, cannot_verify(
-                    f"{side} {reason} (was {_show(old)}, now {_show(new)})"), unknown=True)
+                    f"{side} {reason} (was {shown(old)}, now {shown(new)})"), unknown=True)
             return
-        pairs, unpaired = _pairs(old.known, new.known, catalog)
+        pairs, unpaired = type_pairs(old, new, catalog)
         for a, b in pairs:
             delta = catalog.gpu_delta(a, b)
             if delta is not None:
@@ -295,7 +313,7 @@ class GpuNoVerticalUpsize(Rule):
                     detail={"old": a, "new": b})
         if unpaired:
             yield Finding(change.address, cannot_verify(
-                f"{', '.join(unpaired)} replaced {_show(old)}: "
+                f"{', '.join(unpaired)} replaced {shown(old)}: "
                 + "; ".join(not_in_catalog(t, catalog) for t in unpaired)), unknown=True)
 
     def _judge(self, address: str, d: GpuChange, catalog: Catalog, params: Params,
@@ -337,51 +355,6 @@ class GpuNoVerticalUpsize(Rule):
         return None
 
 
-def _pod_upsize(change: ResourceChange) -> Iterable[Finding]:
-    """GPUs per pod of each pod template (role), old against new: more is vertical scaling."""
-    new = k8s.read(change, "new")
-    new_wl = new.workload if new is not None else None
-    if new_wl is None:
-        return
-    old = k8s.read(change, "old") if change.old is not None else None
-    old_wl = old.workload if old is not None else None
-    old_roles = {r.name: r for r in old_wl.roles} if old_wl is not None else {}
-    for role in new_wl.roles or (k8s.Role("", k8s.PodGpus(unknown=new_wl.unknown)),):
-        old = old_roles.get(role.name)
-        if old_wl is not None and old_wl.unknown:
-            old = k8s.Role(role.name, k8s.PodGpus(unknown=old_wl.unknown))
-        yield from _role_upsize(change, new_wl, role, old)
-
-
-def _role_upsize(change: ResourceChange, wl: k8s.Workload, new: k8s.Role,
-                 old: k8s.Role | None) -> Iterable[Finding]:
-    new_gpus = new.pods.per_pod
-    who = wl.who(new)
-    if change.old is None:
-        if new_gpus is None or new_gpus > 0:
-            yield Finding(change.address, cannot_verify(
-                f"the old pod template of {who} is not known (no baseline), so "
-                "its GPUs per pod cannot be compared"), unknown=True)
-        return
-    old_gpus = old.pods.per_pod if old is not None else 0.0
-    if old_gpus is None or new_gpus is None:
-        if (old_gpus or 0) > 0 or (new_gpus or 0) > 0 or new_gpus is None:
-            side = "new" if new_gpus is None else "old"
-            yield Finding(change.address, cannot_verify(
-                f"the {side} GPUs per pod of {who} are unknown until apply"),
-                unknown=True)
-        return
-    if new_gpus <= old_gpus:
-        return
-    a, b = count(old_gpus), count(new_gpus)
-    factor = count(new_gpus / old_gpus) if old_gpus else b
-    yield Finding(change.address, (
-        f"{who}: GPUs per pod {a} → {b} is vertical scaling (each pod now "
-        f"needs a node with {b} free GPUs, and holds them busy or idle); keep {a or 1} GPU"
-        f"{'s' if (old_gpus or 1) != 1 else ''} per pod and run {factor} × the replicas"),
-        detail={"old_gpus_per_pod": old_gpus, "new_gpus_per_pod": new_gpus})
-
-
 def _alternative(new_type: str, extra_gpus: float, catalog: Catalog,
                  detail: dict[str, object]) -> str:
     """The horizontal alternative: N × the smallest size carrying the same GPU."""
@@ -404,43 +377,6 @@ def _more(d: GpuChange) -> str:
     if d.memory_mib_delta > 0:
         parts.append(f"{count(d.memory_mib_delta / 1024)} GiB memory")
     return " and ".join(parts)
-
-
-def _maybe_gpu(types: InstanceTypes, catalog: Catalog) -> bool:
-    return not types.complete or any(catalog.may_carry_gpu(t) for t in types.known)
-
-
-def _show(types: InstanceTypes) -> str:
-    shown = ", ".join(types.known)
-    if not types.complete:
-        shown = f"{shown}, unknown" if shown else "unknown"
-    return shown or "none"
-
-
-def _pairs(old: tuple[str, ...], new: tuple[str, ...], catalog: Catalog
-           ) -> tuple[list[tuple[str, str]], list[str]]:
-    """Which old type each new type replaced: position for equal-length lists, else same GPU.
-
-    Also the added types that could not be paired although they may carry a GPU the catalog
-    does not know, while GPU types were removed: what they replaced cannot be told.
-    """
-    if len(old) == len(new):
-        return [(a, b) for a, b in zip(old, new, strict=True) if a != b], []
-    removed = [t for t in old if t not in new]
-    pairs = []
-    unpaired = []
-    for b in (t for t in new if t not in old):
-        row = catalog.get(b)
-        partner = next((a for a in removed if row is not None and catalog.get(a) is not None
-                        and catalog.get(a).gpu_key == row.gpu_key), None)  # type: ignore[union-attr]
-        if partner is not None:
-            removed.remove(partner)
-            pairs.append((partner, b))
-        elif row is None and catalog.may_carry_gpu(b):
-            unpaired.append(b)
-    if not any(catalog.may_carry_gpu(a) for a in removed):
-        unpaired = []
-    return pairs, unpaired
 
 
 RULE = GpuNoVerticalUpsize()

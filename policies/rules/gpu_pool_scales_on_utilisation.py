@@ -9,15 +9,13 @@ or by reference.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from functools import partial
-from typing import Literal
 
 from pydantic import Field, model_validator
 
-from policies.facts import PlanIndex, number, scaling_policy, text
-from policies.model import UNKNOWN, ResourceChange, ResourceKind
+from policies.facts import PlanIndex, number
+from policies.model import ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify, prop
+from policies.rules._scaling_judge import judge
 from policies.rules.base import (
     Enforcement,
     Example,
@@ -27,8 +25,6 @@ from policies.rules.base import (
     RuleMeta,
     RuleParams,
 )
-
-GROUP_DIMENSION = "AutoScalingGroupName"
 
 
 class Params(RuleParams):
@@ -54,18 +50,6 @@ class Params(RuleParams):
         if self.min_target > self.max_target:
             raise ValueError("minTarget must not exceed maxTarget")
         return self
-
-
-Status = Literal["ok", "bad", "unknown"]
-
-
-@dataclass(frozen=True, slots=True)
-class Judgement:
-    status: Status
-    reason: str = ""
-
-
-_ASG = frozenset({ResourceKind.AUTOSCALING_GROUP})
 
 
 class GpuPoolScalesOnUtilisation(Rule):
@@ -244,7 +228,8 @@ class GpuPoolScalesOnUtilisation(Rule):
         return ()  # stack scope: see check
 
     def check(self, changes: Sequence[ResourceChange], ctx: RuleContext) -> Iterable[Finding]:
-        plan = ctx.plan if (ctx.plan_index is not None or ctx.index) else PlanIndex(changes)
+        plan = (ctx.plan if (ctx.plan_index is not None or ctx.index)
+                else PlanIndex(changes, ctx.catalog))
         params: Params = ctx.params
         # Policies that may target any group: judged once (without the group-specific
         # dimension check), so that many of them never make this quadratic.
@@ -253,7 +238,7 @@ class GpuPoolScalesOnUtilisation(Rule):
             shared = plan.unlinked_policies(group)
             if id(shared) not in usable:
                 usable[id(shared)] = [p for p in shared
-                                      if _judge(p, None, plan, params).status != "bad"]
+                                      if judge(p, None, plan, params).status != "bad"]
             finding = self._judge_group(group, plan, ctx, params, usable[id(shared)])
             if finding is not None:
                 yield finding
@@ -265,12 +250,12 @@ class GpuPoolScalesOnUtilisation(Rule):
         if not gpu_types and types.complete:
             return None  # not a GPU group
         links = plan.policies_of(group)
-        linked = [(p, _judge(p, group, plan, params)) for p in links.linked]
+        linked = [(p, judge(p, group, plan, params)) for p in links.linked]
         if any(j.status == "ok" for _, j in linked):
             return _scale_from_zero(group) if gpu_types else None
         problem: Finding
         unknown_linked = [j.reason for _, j in linked if j.status == "unknown"]
-        possible = [p for p in links.possible if _judge(p, group, plan, params).status != "bad"]
+        possible = [p for p in links.possible if judge(p, group, plan, params).status != "bad"]
         possible += unlinked[:3]
         expected = _expected(params)
         if unknown_linked:
@@ -312,93 +297,6 @@ def _scale_from_zero(group: ResourceChange) -> Finding | None:
 def _expected(params: Params) -> str:
     metrics = " or ".join(f"{ns}/{m}" for ns in params.namespaces for m in params.metric_names)
     return f"target tracking on {metrics}, target {params.min_target:g}–{params.max_target:g} %"
-
-
-def _judge(policy: ResourceChange, group: ResourceChange | None, plan: PlanIndex,
-           params: Params) -> Judgement:
-    """Does this policy make the group scale on GPU utilisation? Unknowns are never ok.
-
-    Without a group, the group-specific check (the metric's group dimension) is left out.
-    """
-    sp = scaling_policy(policy.after)
-    who = f"scaling policy {policy.name}"
-    key = partial(prop, policy.type)
-
-    def unknown(what: str) -> Judgement:
-        return Judgement("unknown", f"{who}: {what} unknown until apply")
-
-    if sp.enabled is UNKNOWN:
-        return unknown("whether it is enabled is")
-    if sp.enabled is False:
-        return Judgement("bad", f"{who} is disabled")
-    if sp.policy_type is UNKNOWN:
-        return unknown(key("policy_type"))
-    if sp.policy_type != "TargetTrackingScaling":
-        return Judgement("bad", f"{who} is a {sp.policy_type} policy, not target tracking")
-    if sp.metric_math:
-        return Judgement("unknown", f"{who} tracks a metric math expression, which cannot be "
-                                    "verified to measure GPU utilisation")
-    if isinstance(sp.predefined_metric, str):
-        kind = "CPU" if "CPU" in sp.predefined_metric else sp.predefined_metric
-        what = f"CPU ({sp.predefined_metric})" if kind == "CPU" else kind
-        return Judgement("bad", f"{who} scales on {what}, not GPU utilisation")
-    if sp.predefined_metric is UNKNOWN or sp.metric_name is UNKNOWN or sp.namespace is UNKNOWN:
-        return unknown("its metric is")
-    if sp.metric_name is None:
-        return Judgement("bad", f"{who} tracks no metric")
-    if sp.metric_name not in params.metric_names or sp.namespace not in params.namespaces:
-        metric = f"{sp.namespace}/{sp.metric_name}"
-        what = f"CPU ({metric})" if "cpu" in sp.metric_name.lower() else metric
-        return Judgement("bad", f"{who} scales on {what}, not GPU utilisation")
-    if sp.target is UNKNOWN:
-        return unknown("its target is")
-    if sp.target is None:
-        return Judgement("bad", f"{who} has no target value")
-    if not params.min_target <= sp.target <= params.max_target:
-        return Judgement("bad", f"{who}: target {sp.target:g} % is outside "
-                                f"{params.min_target:g}–{params.max_target:g} %")
-    if sp.disable_scale_in is UNKNOWN:
-        return unknown(f"{key('disable_scale_in')} is")
-    if sp.disable_scale_in:
-        return Judgement("bad", f"{who} sets {key('disable_scale_in')}: the pool never scales "
-                                "back in and idle GPUs keep costing")
-    if params.require_group_dimension and group is not None:
-        return _judge_dimension(policy, group, plan, sp.dimensions, who)
-    return Judgement("ok")
-
-
-def _judge_dimension(policy: ResourceChange, group: ResourceChange, plan: PlanIndex,
-                     dimensions: object, who: str) -> Judgement:
-    if dimensions is UNKNOWN:
-        return Judgement("unknown", f"{who}: metric dimensions unknown until apply")
-    assert isinstance(dimensions, dict)
-    if GROUP_DIMENSION not in dimensions:
-        return Judgement("bad", f"{who}: the metric has no {GROUP_DIMENSION} dimension, so it "
-                                "measures no group and the policy never acts")
-    value = text(dimensions[GROUP_DIMENSION])
-    name = text(group.after.get("name"))
-    if value is None:
-        return Judgement("bad", f"{who}: the metric's {GROUP_DIMENSION} dimension has no value")
-    if isinstance(value, str):
-        if value == name:
-            return Judgement("ok")
-        if isinstance(name, str):
-            return Judgement("bad", f"{who}: the metric measures group {value}, not {name}")
-        # The group's name is not in the plan (computed, or autonamed at apply), but the policy
-        # is proven to scale this group by reference and names it with the same value.
-        own = text(policy.after.get("autoscaling_group_name"))
-        if isinstance(own, str) and any(
-                t.address == group.address
-                for t in plan.references(policy, "autoscaling_group_name", _ASG)):
-            if value == own:
-                return Judgement("ok")
-            return Judgement("bad", f"{who}: the metric measures group {value}, not {own} "
-                                    "(the group it scales)")
-        return Judgement("unknown", f"{who}: the group's name is unknown until apply, so the "
-                                    f"metric's {GROUP_DIMENSION} {value} cannot be matched")
-    if any(t.address == group.address for t in plan.references(policy, "", _ASG)):
-        return Judgement("ok")  # the value is a reference to this group (its name)
-    return Judgement("unknown", f"{who}: the metric's {GROUP_DIMENSION} is unknown until apply")
 
 
 RULE = GpuPoolScalesOnUtilisation()

@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001, RUF003  (× is the multiplication sign users read in messages)
 """gpu-smallest-instance: GPU capacity comes in the cheapest-per-GPU size, scaled out."""
 
 from __future__ import annotations
@@ -6,11 +7,14 @@ from collections.abc import Iterable
 
 from pydantic import Field
 
+from gpupool.catalog import Catalog
+from policies.facts.requirements import Selection
 from policies.model import ResourceChange, ResourceKind
 from policies.rules._common import (
     cannot_verify,
     not_in_catalog,
     prices_of,
+    prop,
     respelled,
     usd,
 )
@@ -56,7 +60,11 @@ class GpuSmallestInstance(Rule):
             "smallest size (plus maxPerGpuPremiumPct): p5.48xlarge, at p5.4xlarge's price per "
             "GPU, passes, and p4d.24xlarge passes because its A100 40 GB comes in no smaller "
             "size. Applies to instances, launch templates, launch configurations, ASG override "
-            "lists and EKS node groups; types that carry no GPU are out of scope. One "
+            "lists and EKS node groups; types that carry no GPU are out of scope. Attribute-"
+            "based selection (instance_requirements on an override or a launch template) is "
+            "judged against the catalog like a Karpenter NodePool: every GPU type it can launch "
+            "must be the smallest size for its GPU; requirements that name no accelerator admit "
+            "GPU types by EC2's default, so a CPU group sets accelerator_count max = 0. One "
             "exception joins the remote-GPU idea: a resource tagged gpupool:role = gpu-proxy "
             "may run the cheapest size whose baseline bandwidth meets its budget "
             "(gpupool:remoting-min-gbps), because scaling out does not widen one client's "
@@ -153,6 +161,52 @@ class GpuSmallestInstance(Rule):
                               "baseline) at most, never beyond"],
         ),
         Example(
+            title="Attribute-based selection: one NVIDIA GPU of any size (Terraform override)",
+            allowed=False,
+            resources=[{"type": "aws_autoscaling_group", "name": "pool",
+                        "address": "aws_autoscaling_group.pool",
+                        "new": {"mixed_instances_policy": [{"launch_template": [{
+                            "override": [{"instance_requirements": [{
+                                "accelerator_count": [{"min": 1, "max": 1}],
+                                "accelerator_manufacturers": ["nvidia"],
+                                "vcpu_count": [{"min": 4, "max": 0}],
+                                "memory_mib": [{"min": 16384, "max": 0}]}]}]}]}]}}],
+            message_contains=["mixed_instances_policy.launch_template.override."
+                              "instance_requirements can launch", "g4dn.16xlarge",
+                              "costs 8.27× g4dn.xlarge per GPU-hour",
+                              "not the smallest size for their GPU", "allowed_instance_types"],
+        ),
+        Example(
+            title="Attribute-based selection of the smallest T4 size only (Pulumi)",
+            allowed=True,
+            resources=[{"type": "aws:autoscaling/group:Group", "name": "pool",
+                        "new": {"maxSize": 4, "mixedInstancesPolicy": {"launchTemplate": {
+                            "overrides": [{"instanceRequirements": {
+                                "acceleratorNames": ["t4"],
+                                "vcpuCount": {"min": 4, "max": 4},
+                                "memoryMib": {"min": 16384, "max": 16384}}}]}}}}],
+        ),
+        Example(
+            title="A launch template's requirements that name no accelerator admit GPU types",
+            allowed=False,
+            resources=[{"type": "aws:ec2/launchTemplate:LaunchTemplate", "name": "web",
+                        "new": {"instanceRequirements": {"vcpuCount": {"min": 2, "max": 16},
+                                                         "memoryMib": {"min": 4096}}}}],
+            message_contains=["instanceRequirements names no accelerator",
+                              "EC2's default then admits GPU types", "g4dn.4xlarge",
+                              "set instanceRequirements.acceleratorCount.max = 0"],
+        ),
+        Example(
+            title="A CPU group's requirements exclude accelerators (acceleratorCount max 0)",
+            allowed=True,
+            resources=[{"type": "aws:autoscaling/group:Group", "name": "web",
+                        "new": {"mixedInstancesPolicy": {"launchTemplate": {
+                            "overrides": [{"instanceRequirements": {
+                                "acceleratorCount": {"max": 0},
+                                "vcpuCount": {"min": 2, "max": 16},
+                                "memoryMib": {"min": 4096}}}]}}}}],
+        ),
+        Example(
             title="Non-GPU types are out of scope",
             allowed=True,
             resources=[{"type": "aws:ec2/instance:Instance", "name": "bastion",
@@ -178,8 +232,9 @@ class GpuSmallestInstance(Rule):
             if catalog.may_carry_gpu(name):
                 yield Finding(change.address, cannot_verify(respelled(written, name)),
                               unknown=True, detail={"written": written, "instance_type": name})
+        chosen = set(types.selected)  # judged per instance_requirements block, below
         for name in types.known:
-            if name in params.allowed_instance_types:
+            if name in params.allowed_instance_types or name in chosen:
                 continue
             row = catalog.get(name)
             if row is None:
@@ -224,6 +279,77 @@ class GpuSmallestInstance(Rule):
                         "smallest_price_per_gpu_hour": round(floor, 6),
                         "price_region": catalog.meta.get("price_region", "us-east-1")},
             )
+
+
+        for selection in types.selections:
+            finding = _judge_selection(change, selection, catalog, params)
+            if finding is not None:
+                yield finding
+
+
+def _too_big(name: str, catalog: Catalog, params: Params) -> bool | None:
+    """Does ``name`` cost more per GPU-hour than the smallest size (plus the premium)? None
+    when that cannot be told (no recorded price)."""
+    if name in params.allowed_instance_types or catalog.is_smallest(name):
+        return False
+    row, smallest = catalog.get(name), catalog.smallest_like(name)
+    if row is None or smallest is None:
+        return False
+    price, floor = row.price_per_gpu_hour, smallest.price_per_gpu_hour
+    if price is None or floor is None:
+        return None
+    return price > floor * (1 + params.max_per_gpu_premium_pct / 100) * (1 + _EPSILON)
+
+
+def _judge_selection(change: ResourceChange, selection: Selection, catalog: Catalog,
+                     params: Params) -> Finding | None:
+    """One finding per instance_requirements block: the sizes it can launch that are not the
+    smallest for their GPU (as karpenter-gpu-smallest judges a NodePool)."""
+    verdicts = {t: _too_big(t, catalog, params) for t in selection.types}
+    bigger = sorted((t for t, v in verdicts.items() if v),
+                    key=lambda t: -(_ratio(t, catalog) or 0.0))
+    unpriced = [t for t, v in verdicts.items() if v is None]
+    where = prop(change.type, selection.path)
+    if not bigger:
+        if unpriced:
+            return Finding(change.address, cannot_verify(
+                f"{where} can launch {', '.join(unpriced[:4])}, not the smallest size for its "
+                f"GPU, with no recorded price ({prices_of(catalog)})"), unknown=True,
+                prop=selection.path)
+        return None
+    smallest = sorted({s.instance_type for t in selection.types
+                       if (s := catalog.smallest_like(t)) is not None})
+    worst = bigger[0]
+    floor = catalog.smallest_like(worst)
+    ratio = _ratio(worst, catalog)
+    cost = "" if floor is None or ratio is None else (
+        f"; {worst} costs {ratio:.2f}× {floor.instance_type} per GPU-hour")
+    shown = ", ".join(bigger[:6]) + (f" and {len(bigger) - 6} more" if len(bigger) > 6 else "")
+    many = len(bigger) != 1
+    launches = (f"can launch {len(bigger)} GPU instance type{'s' if many else ''} that "
+                f"{'are' if many else 'is'} not the smallest size for their GPU ({shown}{cost})")
+    floors = ", ".join(smallest[:8]) + (f" … {len(smallest)} in all" if len(smallest) > 8 else "")
+    fix = (f"restrict it to the smallest size per GPU ({floors}) with "
+           f"{prop(change.type, 'allowed_instance_types')}, or cap vCPUs and memory at that "
+           "size's, and scale out horizontally")
+    what = f"{where} {launches}"
+    if not selection.asks_for_gpus:
+        what = (f"{where} names no accelerator, and EC2's default then admits GPU types: "
+                f"it {launches}")
+        cap = prop(change.type, f"{selection.path}.accelerator_count.max")
+        fix = f"set {cap} = 0 if it runs no GPU work; else {fix}"
+    return Finding(change.address, f"{what}: {fix} ({prices_of(catalog)})",
+                   detail={"too_big": bigger, "smallest": smallest,
+                           "instance_requirements": selection.path},
+                   prop=selection.path)
+
+
+def _ratio(name: str, catalog: Catalog) -> float | None:
+    row, floor = catalog.get(name), catalog.smallest_like(name)
+    if row is None or floor is None or not row.price_per_gpu_hour or \
+            not floor.price_per_gpu_hour:
+        return None
+    return row.price_per_gpu_hour / floor.price_per_gpu_hour
 
 
 def _old_types(change: ResourceChange, ctx: RuleContext) -> tuple[str, ...]:

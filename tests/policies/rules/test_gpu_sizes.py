@@ -161,8 +161,9 @@ def test_attribute_based_overrides_and_unknown_node_group_types() -> None:
     asg = {"type": "aws:autoscaling/group:Group", "name": "pool",
            "new": {"mixedInstancesPolicy": {"launchTemplate": {"overrides": [
                {"instanceRequirements": {"vcpuCount": {"min": 4}}}]}}}}
-    [f] = run("gpu-smallest-instance", asg)
-    assert f.unknown and "instance_requirements" in f.message
+    [f] = run("gpu-smallest-instance", asg)  # issue 16 item 5: judged, no longer unknown
+    assert not f.unknown and "names no accelerator" in f.message
+    assert "mixedInstancesPolicy.launchTemplate.overrides.instanceRequirements" in f.message
     ng = {"type": "aws_eks_node_group", "name": "gpu", "address": "aws_eks_node_group.gpu",
           "new": {"instance_types": "(known after apply)"}}
     [f] = run("gpu-smallest-instance", ng)

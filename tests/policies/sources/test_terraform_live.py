@@ -35,19 +35,18 @@ Findings = set[tuple[str, str, str]]
 _CREATED: Findings = {
     # item 4: a plain launch_template block, scaling on CPU
     ("gpu-pool-scales-on-utilisation", "aws_autoscaling_group.cpu_scaled", "mandatory"),
-    # instance_requirements: not judged yet ("cannot verify")
-    *{("gpu-smallest-instance", f"aws_autoscaling_group.{g}", "advisory")
-      for g in ("any_size", "smallest", "cpu_only", "gpu_not_excluded")},
-    *{("gpu-pool-scales-on-utilisation", f"aws_autoscaling_group.{g}", "advisory")
-      for g in ("cpu_only", "gpu_not_excluded")},
+    # item 5: requirements that can launch bigger sizes (any_size, l4_any_size), and a CPU-sized
+    # selection that does not exclude accelerators; "smallest" and "cpu_only" pass
+    ("gpu-smallest-instance", "aws_autoscaling_group.any_size", "mandatory"),
+    ("gpu-smallest-instance", "aws_autoscaling_group.gpu_not_excluded", "mandatory"),
+    ("gpu-smallest-instance", "aws_launch_template.l4_any_size", "mandatory"),
 }
-_ABIS = ("any_size", "smallest", "cpu_only", "gpu_not_excluded")
+_RAISED = ("cpu_scaled", "gpu_scaled", "any_size", "smallest")  # GPU groups, max_size 4 → 8
 EXPECTED: dict[str, Findings] = {
     "gpu-asgs/plan-create.json": _CREATED,
     "gpu-asgs/plan-update.json": _CREATED | {
         ("gpu-capacity-vs-utilisation", f"aws_autoscaling_group.{g}", "advisory")
-        for g in ("cpu_scaled", "gpu_scaled")} | {
-        ("gpu-no-vertical-upsize", f"aws_autoscaling_group.{g}", "advisory") for g in _ABIS},
+        for g in _RAISED},
 }
 
 

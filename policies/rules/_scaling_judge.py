@@ -1,0 +1,121 @@
+# ruff: noqa: RUF001  (en dashes of ranges, as users read them in messages)
+"""Does one scaling policy make its group scale on GPU utilisation? (gpu-pool-scales-on-
+utilisation judges groups; this judges each policy linked to one.) Unknowns are never "ok".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from typing import Literal, Protocol
+
+from policies.facts import PlanIndex, scaling_policy, text
+from policies.model import UNKNOWN, ResourceChange, ResourceKind
+from policies.rules._common import prop
+
+GROUP_DIMENSION = "AutoScalingGroupName"
+Status = Literal["ok", "bad", "unknown"]
+_ASG = frozenset({ResourceKind.AUTOSCALING_GROUP})
+
+
+class Targets(Protocol):
+    """What the rule's parameters say a GPU scaling policy tracks."""
+
+    metric_names: list[str]
+    namespaces: list[str]
+    min_target: float
+    max_target: float
+    require_group_dimension: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    status: Status
+    reason: str = ""
+
+
+def judge(policy: ResourceChange, group: ResourceChange | None, plan: PlanIndex,
+          params: Targets) -> Judgement:
+    """Does this policy make the group scale on GPU utilisation? Unknowns are never ok.
+
+    Without a group, the group-specific check (the metric's group dimension) is left out.
+    """
+    sp = scaling_policy(policy.after)
+    who = f"scaling policy {policy.name}"
+    key = partial(prop, policy.type)
+
+    def unknown(what: str) -> Judgement:
+        return Judgement("unknown", f"{who}: {what} unknown until apply")
+
+    if sp.enabled is UNKNOWN:
+        return unknown("whether it is enabled is")
+    if sp.enabled is False:
+        return Judgement("bad", f"{who} is disabled")
+    if sp.policy_type is UNKNOWN:
+        return unknown(key("policy_type"))
+    if sp.policy_type != "TargetTrackingScaling":
+        return Judgement("bad", f"{who} is a {sp.policy_type} policy, not target tracking")
+    if sp.metric_math:
+        return Judgement("unknown", f"{who} tracks a metric math expression, which cannot be "
+                                    "verified to measure GPU utilisation")
+    if isinstance(sp.predefined_metric, str):
+        kind = "CPU" if "CPU" in sp.predefined_metric else sp.predefined_metric
+        what = f"CPU ({sp.predefined_metric})" if kind == "CPU" else kind
+        return Judgement("bad", f"{who} scales on {what}, not GPU utilisation")
+    if sp.predefined_metric is UNKNOWN or sp.metric_name is UNKNOWN or sp.namespace is UNKNOWN:
+        return unknown("its metric is")
+    if sp.metric_name is None:
+        return Judgement("bad", f"{who} tracks no metric")
+    if sp.metric_name not in params.metric_names or sp.namespace not in params.namespaces:
+        metric = f"{sp.namespace}/{sp.metric_name}"
+        what = f"CPU ({metric})" if "cpu" in sp.metric_name.lower() else metric
+        return Judgement("bad", f"{who} scales on {what}, not GPU utilisation")
+    if sp.target is UNKNOWN:
+        return unknown("its target is")
+    if sp.target is None:
+        return Judgement("bad", f"{who} has no target value")
+    if not params.min_target <= sp.target <= params.max_target:
+        return Judgement("bad", f"{who}: target {sp.target:g} % is outside "
+                                f"{params.min_target:g}–{params.max_target:g} %")
+    if sp.disable_scale_in is UNKNOWN:
+        return unknown(f"{key('disable_scale_in')} is")
+    if sp.disable_scale_in:
+        return Judgement("bad", f"{who} sets {key('disable_scale_in')}: the pool never scales "
+                                "back in and idle GPUs keep costing")
+    if params.require_group_dimension and group is not None:
+        return _judge_dimension(policy, group, plan, sp.dimensions, who)
+    return Judgement("ok")
+
+
+def _judge_dimension(policy: ResourceChange, group: ResourceChange, plan: PlanIndex,
+                     dimensions: object, who: str) -> Judgement:
+    if dimensions is UNKNOWN:
+        return Judgement("unknown", f"{who}: metric dimensions unknown until apply")
+    assert isinstance(dimensions, dict)
+    if GROUP_DIMENSION not in dimensions:
+        return Judgement("bad", f"{who}: the metric has no {GROUP_DIMENSION} dimension, so it "
+                                "measures no group and the policy never acts")
+    value = text(dimensions[GROUP_DIMENSION])
+    name = text(group.after.get("name"))
+    if value is None:
+        return Judgement("bad", f"{who}: the metric's {GROUP_DIMENSION} dimension has no value")
+    if isinstance(value, str):
+        if value == name:
+            return Judgement("ok")
+        if isinstance(name, str):
+            return Judgement("bad", f"{who}: the metric measures group {value}, not {name}")
+        # The group's name is not in the plan (computed, or autonamed at apply), but the policy
+        # is proven to scale this group by reference and names it with the same value.
+        own = text(policy.after.get("autoscaling_group_name"))
+        if isinstance(own, str) and any(
+                t.address == group.address
+                for t in plan.references(policy, "autoscaling_group_name", _ASG)):
+            if value == own:
+                return Judgement("ok")
+            return Judgement("bad", f"{who}: the metric measures group {value}, not {own} "
+                                    "(the group it scales)")
+        return Judgement("unknown", f"{who}: the group's name is unknown until apply, so the "
+                                    f"metric's {GROUP_DIMENSION} {value} cannot be matched")
+    if any(t.address == group.address for t in plan.references(policy, "", _ASG)):
+        return Judgement("ok")  # the value is a reference to this group (its name)
+    return Judgement("unknown", f"{who}: the metric's {GROUP_DIMENSION} is unknown until apply")
