@@ -1,7 +1,10 @@
-"""Write a synthetic per-call trace of CNN inference (and the profile that goes with it).
+"""Write a synthetic per-call trace (and the profile that goes with it): CNN inference, or
+launch-bound token decoding.
 
     .venv/bin/python bench/gen_trace.py --iterations 20 --out examples/profiles/resnet50-inference
     .venv/bin/python bench/gen_trace.py --calls 1000000 --out bench/out/trace-1m
+    .venv/bin/python bench/gen_trace.py --workload decode --iterations 200 \
+        --out examples/profiles/decode-launch-bound
 
 Each iteration is one batch through a ResNet-50-like network on PyTorch: the input copied to
 the GPU, per layer a handful of cuDNN descriptor calls and a kernel launch, an occasional
@@ -15,6 +18,15 @@ The times are plausible, not measured: launches of 3-5 µs, serialisation of abo
 order rperf measured), kernels of 20-200 µs, a T4-like batch of 8 in about 15 ms. The file is an
 example of the format and a benchmark input; profile your own application (docs/remoting.md).
 The output is deterministic for given arguments.
+
+``--workload decode`` is token-by-token decoding of a small language model without CUDA graphs:
+per token about two dozen tiny kernels (2-4 µs of GPU time each, a matmul of one token's
+activations) launched back to back, then the sampled token copied back and a synchronise. Each
+launch costs the CPU more (a 4-5.5 µs dispatch gap in the framework plus 0.5-0.9 µs in the
+driver) than its kernel costs the GPU, so the run is *launch-bound*: the GPU waits for the CPU.
+That is where the latency models part (docs/remoting-model.md): pipelined, the launches overlap
+on the wire; serialised (the authors' model), each one's RTT/2 waits for the previous arrival.
+Plausible times, not measured; one iteration is one token.
 """
 
 from __future__ import annotations
@@ -55,6 +67,51 @@ def iteration_calls(batch: int) -> list[tuple[str, str, str, float, float]]:
     return calls
 
 
+DECODE_LAYERS = 2  # a tiny decoder: its kernels are short, so launches dominate
+DECODE_KERNELS = ("layernorm", "qkv_gemm", "rotary", "attention", "out_gemm", "add",
+                  "layernorm", "mlp_gemm", "gelu", "mlp_gemm")
+
+
+def decode_calls(batch: int) -> list[tuple[str, str, str, float, float]]:
+    """One token: embedding, the layers' kernels, the head and sampling, the token back."""
+    calls: list[tuple[str, str, str, float, float]] = [
+        ("cudaGetDevice", "LOCAL", "NonBlocking", 0, 0),
+        ("cudaLaunchKernel", "ASYNC", "GPUBlocking", 160, 0),  # embedding lookup
+    ]
+    for _ in range(DECODE_LAYERS):
+        calls += [("cudaLaunchKernel", "ASYNC", "GPUBlocking", 96 + 32 * (k % 3), 0)
+                  for k, _ in enumerate(DECODE_KERNELS)]
+    calls += [
+        ("cudaLaunchKernel", "ASYNC", "GPUBlocking", 128, 0),  # final layernorm
+        ("cublasGemmEx", "ASYNC", "GPUBlocking", 256, 0),  # the head
+        ("cudaLaunchKernel", "ASYNC", "GPUBlocking", 96, 0),  # softmax
+        ("cudaLaunchKernel", "ASYNC", "GPUBlocking", 96, 0),  # sampling
+        ("cudaMemcpyAsyncDeviceToHost", "ASYNC", "GPUBlocking", 32, 0),
+        ("cudaStreamSynchronize", "SYNC", "CPUBlocking", 8, batch * 8),  # the token ids back
+    ]
+    return calls
+
+
+def generate_decode(iterations: int, batch: int, seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    one = decode_calls(batch)
+    names = np.array([c[0] for c in one] * iterations, dtype=object)
+    kinds = np.array([c[1] for c in one] * iterations, dtype=object)
+    blocking = np.array([c[2] for c in one] * iterations, dtype=object)
+    to_gpu = np.array([c[3] for c in one] * iterations, dtype=np.float64)
+    from_gpu = np.array([c[4] for c in one] * iterations, dtype=np.float64)
+    n = len(names)
+    gpu = blocking == "GPUBlocking"
+    block = np.where(gpu, rng.uniform(2.0, 4.0, n), 0.0)
+    process = np.where(gpu, rng.uniform(0.5, 0.9, n), rng.uniform(0.3, 0.8, n))
+    gap = rng.uniform(4.0, 5.5, n)  # the framework's dispatch, per op
+    serialise = np.where(kinds == "LOCAL", 0.0, 0.3 + to_gpu / 20e3)
+    return dict(name=names, kind=kinds, blocking=blocking, bytes_to_gpu=to_gpu,
+                bytes_from_gpu=from_gpu, serialise_us=serialise.round(3),
+                deserialise_us=serialise.round(3), process_us=process.round(3),
+                gap_us=gap.round(3), block_us=block.round(3))
+
+
 def generate(iterations: int, batch: int, seed: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     one = iteration_calls(batch)
@@ -87,15 +144,20 @@ def write(columns: dict[str, np.ndarray], csv_path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--iterations", type=int, help="batches (default: from --calls, else 20)")
+    ap.add_argument("--workload", choices=("cnn", "decode"), default="cnn",
+                    help="cnn: ResNet-50-like inference; decode: launch-bound token decoding")
+    ap.add_argument("--iterations", type=int,
+                    help="batches or tokens (default: from --calls, else 20)")
     ap.add_argument("--calls", type=int, help="about this many calls (whole iterations)")
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--seed", type=int, default=8)
     ap.add_argument("--out", required=True, help="path without suffix: writes .csv and .yaml")
     args = ap.parse_args(argv)
-    per = len(iteration_calls(args.batch))
+    calls_of = decode_calls if args.workload == "decode" else iteration_calls
+    per = len(calls_of(args.batch))
     iterations = args.iterations or (max(1, args.calls // per) if args.calls else 20)
-    columns = generate(iterations, args.batch, args.seed)
+    gen = generate_decode if args.workload == "decode" else generate
+    columns = gen(iterations, args.batch, args.seed)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     csv_path = out.with_suffix(".csv")
@@ -107,10 +169,14 @@ def main(argv: list[str] | None = None) -> int:
 
     trace = load_trace(csv_path)
     kinds = columns["kind"]
+    what, name = ((f"Launch-bound token decoding, batch {args.batch}, {iterations} tokens",
+                   "decode-launch-bound") if args.workload == "decode" else
+                  (f"ResNet-50-like inference, batch {args.batch}, {iterations} batches",
+                   "resnet50-inference"))
     profile = (
-        f"# ResNet-50-like inference, batch {args.batch}, {iterations} batches: a synthetic trace\n"
+        f"# {what}: a SYNTHETIC trace, not a measurement,\n"
         f"# written by bench/gen_trace.py (see its docstring for what is modelled and from where)\n"
-        f"name: resnet50-inference\n"
+        f"name: {name}\n"
         f"local_time_s: {local_time_us(trace) / 1e6:.6g}   # the trace replayed on a local GPU\n"
         f"sync_calls: {int((kinds == 'SYNC').sum())}\n"
         f"async_calls: {int((kinds == 'ASYNC').sum())}\n"

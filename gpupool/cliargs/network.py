@@ -17,14 +17,19 @@ def add_remoting(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                 "RTT at a bandwidth, or the least bandwidth at an RTT. --instance-type budgets "
                 "against what ONE flow gets on that type (its baseline, capped per flow by the "
                 "network kind) and the kind's RTT floor, and lists every network kind of the "
-                "type with its verdict. Exit 0: the budget is met (or can be); 1: it is not; "
-                "2: bad input. See docs/remoting.md.",
+                "type with its verdict. Latency is serialised (the authors' model) unless "
+                "--latency pipelined; the other model is shown beside it, and the cheapest "
+                "proxy type and network kind that meet the budget. Exit 0: the budget is met "
+                "(or can be, at some network kind's RTT floor); 1: it is not; 2: bad input. "
+                "See docs/remoting.md.",
                 ["gpupool remoting examples/profiles/bert-inference.yaml --rtt-us 20 "
                  "--bandwidth-gbps 100",
                  "gpupool remoting examples/profiles/resnet50-inference.yaml "
                  "--instance-type g5.xlarge --format json",
                  "gpupool remoting examples/profiles/bert-inference.yaml "
-                 "--instance-type p5.4xlarge --network efa"])
+                 "--instance-type p5.4xlarge --network efa",
+                 "gpupool remoting examples/profiles/decode-launch-bound.yaml --rtt-us 30 "
+                 "--bandwidth-gbps 100 --latency pipelined"])
     r.add_argument("profile", metavar="PROFILE", help="application profile (YAML)")
     r.add_argument("--rtt-us", type=at_most(1e7, non_negative, " µs"), metavar="R",
                    help="round-trip time, µs")
@@ -38,6 +43,10 @@ def add_remoting(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                         "ENA in a cluster placement group)")
     r.add_argument("--max-overhead", type=at_most(1e6), default=0.05, metavar="E",
                    help="budget: largest slowdown as a fraction of the local run (default 0.05)")
+    r.add_argument("--latency", choices=("serialised", "pipelined"), default="serialised",
+                   help="how requests in flight together pay the RTT: serialised (default; the "
+                        "authors' model: each one's RTT/2 after the previous arrival) or "
+                        "pipelined (a FIFO link that overlaps them); docs/remoting-model.md")
     r.add_argument("--top", type=count, default=3, metavar="K",
                    help="with a trace: what-ifs for the K costliest synchronous calls (default 3)")
     r.add_argument("--format", choices=("text", "json"), default="text")
@@ -93,6 +102,9 @@ def add_netcheck(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     pr.add_argument("--profile", metavar="F", help="application profile (YAML) to judge")
     pr.add_argument("--max-overhead", type=at_most(1e6), default=0.05, metavar="E",
                     help="with --profile: the budget, a fraction of the local run (default 0.05)")
+    pr.add_argument("--latency", choices=("serialised", "pipelined"), default="serialised",
+                    help="with --profile: the latency model, as gpupool remoting's (default "
+                         "serialised)")
     pr.add_argument("--seconds", type=at_most(3600, unit=" s"), default=5.0, metavar="S",
                     help="measuring time in all (default 5, at most 3600)")
     pr.add_argument("--streams", type=count_at_most(64), default=1, metavar="N",

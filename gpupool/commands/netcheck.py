@@ -127,7 +127,7 @@ def probe(args: argparse.Namespace) -> int:
         from gpupool.remoting.directions import Measured
 
         result.update(judge(profile, args.profile, Measured(rtt.p50, rtt.p99, up.gbps, down.gbps),
-                            args.max_overhead))
+                            args.max_overhead, args.latency))
     if args.cloudwatch:
         from gpupool.netcheck.cloudwatch import put
 
@@ -146,21 +146,24 @@ def default_deadline(seconds: float) -> float:
     return 2 * seconds + 30
 
 
-def judge(profile: Any, path: str, m: Measured, eps: float) -> dict[str, Any]:
+def judge(profile: Any, path: str, m: Measured, eps: float,
+          latency: str = "serialised") -> dict[str, Any]:
     """The budget at the measured figures: median RTT for the verdict, p99 as the worst case,
     each direction's bytes at that direction's bandwidth. The advice and the symmetric
     ``bandwidth_min_gbps`` are ``gpupool remoting``'s at the lower of the two bandwidths."""
     from gpupool.remoting.assess import NetworkGiven, assess, shown_path
     from gpupool.remoting.directions import judge_directions
+    from gpupool.remoting.latency import Latency
 
     trace = None if profile.trace is None else shown_path(profile.trace)
     lower = min(m.to_gpu_gbps, m.from_gpu_gbps)
     at = assess(profile, NetworkGiven(m.rtt_p50_us, lower, "measured, the lower direction"),
-                eps, profile_path=path, trace_shown=trace)
-    both = judge_directions(profile, m, eps)
+                eps, profile_path=path, trace_shown=trace, latency=Latency(latency))
+    both = judge_directions(profile, m, eps, Latency(latency))
     return {
         "profile": profile.name,
         "model": at["model"],
+        "latency": at["latency"],
         "predicted_overhead": both["predicted_overhead"],
         "predicted_overhead_at_p99": both["predicted_overhead_at_p99"],
         "rtt_max_us": both["rtt_max_us"],
@@ -188,8 +191,8 @@ def render_text(r: dict[str, Any]) -> None:
               f"{r['bandwidth_gbps']:,.3g} Gbps\n")
     if r["verdict"] is not None:
         eps = r["max_overhead"]
-        out.write(f"  {safe(r['profile'])} ({r['model']}): predicted overhead "
-                  f"{r['predicted_overhead'] * 100:.3g} % at the median RTT, "
+        out.write(f"  {safe(r['profile'])} ({r['model']}, {r['latency']} latency): predicted "
+                  f"overhead {r['predicted_overhead'] * 100:.3g} % at the median RTT, "
                   f"{r['predicted_overhead_at_p99'] * 100:.3g} % if every round trip were p99; "
                   f"budget {eps * 100:.3g} %\n")
         for d in r["directions"].values():

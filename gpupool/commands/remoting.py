@@ -17,6 +17,7 @@ from typing import Any
 
 from gpupool.errors import InputError
 from gpupool.remoting.assess import NetworkGiven, assess, shown_path
+from gpupool.remoting.latency import Latency
 from gpupool.remoting.profile import load_profile
 
 
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     profile = load_profile(args.profile)
     trace = None if profile.trace is None else shown_path(profile.trace)
     result = assess(profile, net, args.max_overhead, top=args.top,
-                    profile_path=args.profile, trace_shown=trace)
+                    profile_path=args.profile, trace_shown=trace, latency=Latency(args.latency))
     if args.format == "json":
         sys.stdout.write(json.dumps(result, indent=1, allow_nan=False) + "\n")
     else:
@@ -120,7 +121,8 @@ def render_text(r: dict[str, Any]) -> None:
         console.width = max(console.width, 110)
     p, net, eps = r["profile"], r["network"], r["max_overhead"]
     model = "per-call replay of the trace" if r["model"] == "trace-replay" else "first-order model"
-    console.print(f"[bold]{_shown(p['name'])}[/bold]: remoting budget ({model})")
+    console.print(f"[bold]{_shown(p['name'])}[/bold]: remoting budget ({model}, "
+                  f"{r['latency']} latency)")
     console.print(
         f"  local run {_seconds(p['local_time_s'])}; {p['sync_calls']:,} synchronous, "
         f"{p['async_calls']:,} asynchronous, {p['local_calls']:,} shadowed calls; "
@@ -165,6 +167,10 @@ def render_text(r: dict[str, Any]) -> None:
     if "latency_s" in first:
         table.add_row("  round trips (first order)", _seconds(first["latency_s"]),
                       f"{p['sync_calls']:,} x {_us(net['rtt_us'])}")
+    if first.get("link_excess_s"):
+        table.add_row("  link-bound (first order)", _seconds(first["link_excess_s"]),
+                      f"{p['async_calls']:,} x {_us(net['rtt_us'] / 2)} one after another, "
+                      "past the local run (serialised)")
     if "transfer_s" in first:
         table.add_row("  bytes (first order)", _seconds(first["transfer_s"]),
                       f"{_bytes(p['bytes_to_gpu'] + p['bytes_from_gpu'])} at "
@@ -176,6 +182,10 @@ def render_text(r: dict[str, Any]) -> None:
                 reach = ("[green]reachable[/green]" if r["feasible"]
                          else "[red]below what it reaches[/red]")
                 note += f"; {net['kind']} floor ~{_us(net['rtt_floor_us'])}: {reach}"
+            elif r.get("lowest_rtt_floor", {}).get("below"):
+                low = r["lowest_rtt_floor"]
+                note += (f"; [red]below every network kind's floor[/red] (the least, "
+                         f"{low['kind']}, ~{_us(low['rtt_floor_us'])})")
         elif r.get("rtt_unbounded"):
             value, note = "any", "no synchronous call waits on the network"
         else:
@@ -190,6 +200,9 @@ def render_text(r: dict[str, Any]) -> None:
                            "infeasible: the round trips alone exceed the budget")
         table.add_row("least bandwidth", value, note)
     if r["model"] == "trace-replay":
+        note = ("sync calls x RTT + bytes / BW" + (
+            " (+ async x RTT/2 past the local run)" if r["latency"] == "serialised" else "")
+            + ": no overlap, no (de)serialising")
         for key, label in (("predicted_overhead", "overhead"), ("rtt_max_us", "largest RTT"),
                            ("bandwidth_min_gbps", "least bandwidth")):
             if key in first:
@@ -197,8 +210,10 @@ def render_text(r: dict[str, Any]) -> None:
                 shown = _pct(v) if key == "predicted_overhead" else (
                     _us(v) if key == "rtt_max_us" else _gbps(v))
                 table.add_row(f"  first-order {label}", shown if v is not None else "none",
-                              "sync calls x RTT + bytes / BW: no overlap, no (de)serialising")
+                              note)
+                note = ""
     console.print(table)
+    console.print(_other_latency_line(r), soft_wrap=True)
     if "network_kinds" in r:
         _kinds_table(console, r)
     if "what_if" in r and r["what_if"]["rows"]:
@@ -232,6 +247,24 @@ def render_text(r: dict[str, Any]) -> None:
         console.print("advice:")
         for line in r["advice"]:
             console.print(f"  - {_shown(line)}", soft_wrap=True)
+
+
+def _other_latency_line(r: dict[str, Any]) -> str:
+    """The other latency model's headline figures, beside the ones budgeted."""
+    o = r["other_latency"]
+    parts = []
+    if "predicted_overhead" in o:
+        parts.append(f"overhead {_pct(o['predicted_overhead'])}")
+    if "rtt_max_us" in o:
+        parts.append("largest RTT " + ("any" if o["rtt_unbounded"] else
+                                       _us(o["rtt_max_us"]) if o["rtt_max_us"] is not None
+                                       else "none"))
+    if "bandwidth_min_gbps" in o:
+        parts.append("least bandwidth " + (_gbps(o["bandwidth_min_gbps"])
+                                           if o["bandwidth_min_gbps"] is not None else "none"))
+    how = ("requests in flight overlap their RTT/2" if o["latency"] == "pipelined"
+           else "each request's RTT/2 after the previous arrival, the authors' model")
+    return f"  with {o['latency']} latency ({how}): {', '.join(parts)}"
 
 
 def _kinds_table(console: Any, r: dict[str, Any]) -> None:
@@ -285,6 +318,10 @@ def _verdict_text(r: dict[str, Any]) -> str:
                     f"{_gbps(net['bandwidth_gbps'])}")
         text = (f"the RTT must stay under {_us(r['rtt_max_us'])} at "
                 f"{_gbps(net['bandwidth_gbps'])}")
+        low = r.get("lowest_rtt_floor")
+        if low is not None and low["below"]:
+            return (text + f", below every network kind's floor (the least, {low['kind']}, "
+                    f"~{_us(low['rtt_floor_us'])}): infeasible on any network kind")
         if "rtt_floor_us" in net:
             text += (f"; {net['kind_label']} reaches ~{_us(net['rtt_floor_us'])}"
                      + ("" if r["feasible"] else ", too slow for this budget"))

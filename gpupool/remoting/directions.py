@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpupool.remoting import budget
+from gpupool.remoting.latency import Latency
 from gpupool.remoting.profile import Profile
 
 TO_GPU_LABEL = "client to GPU (bytes_to_gpu)"
@@ -38,7 +39,8 @@ def _finite(x: float | None) -> float | None:
     return None if x is None or math.isinf(x) else x
 
 
-def judge_directions(profile: Profile, m: Measured, max_overhead: float) -> dict[str, Any]:
+def judge_directions(profile: Profile, m: Measured, max_overhead: float,
+                     latency: Latency = Latency.PIPELINED) -> dict[str, Any]:
     """JSON-ready figures: ``predicted_overhead`` (at p50, each direction at its bandwidth),
     ``predicted_overhead_at_p99``, ``rtt_max_us`` (at both measured bandwidths), ``directions``
     (``to_gpu`` / ``from_gpu``: measured, bytes, least bandwidth, meets) and ``feasible``."""
@@ -47,20 +49,21 @@ def judge_directions(profile: Profile, m: Measured, max_overhead: float) -> dict
         to_bytes, from_bytes = profile.bytes_to_gpu, profile.bytes_from_gpu
 
         def overhead(rtt: float) -> float:
-            return budget.predicted_overhead(profile, rtt, m.to_gpu_gbps, m.from_gpu_gbps)
+            return budget.predicted_overhead(profile, rtt, m.to_gpu_gbps, m.from_gpu_gbps,
+                                             latency)
 
-        r_max = budget.rtt_max_us(profile, m.to_gpu_gbps, eps, m.from_gpu_gbps)
+        r_max = budget.rtt_max_us(profile, m.to_gpu_gbps, eps, m.from_gpu_gbps, latency)
         mins = {
             budget.TO_GPU: budget.direction_min_gbps(profile, m.rtt_p50_us, eps, budget.TO_GPU,
-                                                     m.from_gpu_gbps),
+                                                     m.from_gpu_gbps, latency),
             budget.FROM_GPU: budget.direction_min_gbps(profile, m.rtt_p50_us, eps,
-                                                       budget.FROM_GPU, m.to_gpu_gbps),
+                                                       budget.FROM_GPU, m.to_gpu_gbps, latency),
         }
     else:
-        from gpupool.remoting import replay
+        from gpupool.remoting import replay, solve
         from gpupool.remoting.trace import load_trace
 
-        rp = replay.Replayer(load_trace(profile.trace))
+        rp = replay.Replayer(load_trace(profile.trace), latency=latency)
         local_us = replay.local_time_us(rp.trace)
         to_bytes, from_bytes = rp.trace.total_bytes_to_gpu, rp.trace.total_bytes_from_gpu
 
@@ -68,12 +71,12 @@ def judge_directions(profile: Profile, m: Measured, max_overhead: float) -> dict
             net = replay.Network(rtt, m.to_gpu_gbps, m.from_gpu_gbps)
             return replay.overhead(rp, net, local_us)
 
-        r_max = replay.rtt_max_us(rp, m.to_gpu_gbps, eps, local_us, m.from_gpu_gbps)
+        r_max = solve.rtt_max_us(rp, m.to_gpu_gbps, eps, local_us, m.from_gpu_gbps)
         mins = {
-            budget.TO_GPU: replay.direction_min_gbps(rp, m.rtt_p50_us, eps, True,
-                                                     m.from_gpu_gbps, local_us),
-            budget.FROM_GPU: replay.direction_min_gbps(rp, m.rtt_p50_us, eps, False,
-                                                       m.to_gpu_gbps, local_us),
+            budget.TO_GPU: solve.direction_min_gbps(rp, m.rtt_p50_us, eps, True,
+                                                    m.from_gpu_gbps, local_us),
+            budget.FROM_GPU: solve.direction_min_gbps(rp, m.rtt_p50_us, eps, False,
+                                                      m.to_gpu_gbps, local_us),
         }
     over = overhead(m.rtt_p50_us)
     directions = {}

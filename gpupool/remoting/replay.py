@@ -6,7 +6,8 @@ For call *i* with gap *g*, serialise *s*, deserialise *d*, process *p*, block *b
 network times ``Nf = RTT/2 + 8·bytes_to_gpu/BW`` and ``Nb = RTT/2 + 8·bytes_from_gpu/BW``::
 
     issue_i    = complete_{i-1} + g_i
-    arrive_i   = max(arrive_{i-1}, issue_i + s_i + RTT/2) + 8·bytes_to_gpu_i/BW   (FIFO link)
+    arrive_i   = max(arrive_{i-1}, issue_i + s_i + RTT/2) + 8·bytes_to_gpu_i/BW   pipelined
+               = max(arrive_{i-1}, issue_i + s_i) + RTT/2 + 8·bytes_to_gpu_i/BW   serialised
     served_i   = arrive_i + d_i + p_i
     queue_i    = max(served_i, queue_{i-1}) + b_i     GPUBlocking or CPUBlocking
                = queue_{i-1}                          NonBlocking
@@ -18,7 +19,9 @@ network times ``Nf = RTT/2 + 8·bytes_to_gpu/BW`` and ``Nb = RTT/2 + 8·bytes_fr
 
 The run ends when the last call has returned and the GPU's queue has drained:
 ``max(complete_n, queue_n)``. The local run is the same recurrence with every call SYNC, no
-network and no (de)serialisation, which is rperf's baseline model.
+network and no (de)serialisation, which is rperf's baseline model. Pipelined latency is a FIFO
+link's (propagation overlaps, transmission queues); serialised is rperf's and the authors'
+emulator's (each request's RTT/2 after the previous arrival): :mod:`gpupool.remoting.latency`.
 
 Every step is max-plus linear in the state ``(complete, arrive, queue)``: ``x_i = M_i ⊗
 x_{i-1}`` with ``(A ⊗ B)_jk = max_l (A_jl + B_lk)``. Max-plus products are associative, so the
@@ -27,20 +30,19 @@ vectorised numpy pass: a million calls replay in tens of milliseconds, where a P
 over the calls takes over a second. ``replay_reference`` is that plain loop, kept for tests.
 
 The run time is convex, piecewise linear and non-decreasing in the RTT and in 1/BW (a longest
-path whose edge weights grow linearly with them), so the largest RTT or the least bandwidth
-within a budget is found by Newton's method from above, which cannot overshoot a convex
-function's root and ends after a few replays.
+path whose edge weights grow linearly with them), in either latency model: the budget's
+solvers (:mod:`gpupool.remoting.solve`) rely on it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
+from gpupool.remoting.latency import Latency
 from gpupool.remoting.trace import (
     ASYNC,
     CPU_BLOCKING,
@@ -56,12 +58,13 @@ Matrix = npt.NDArray[np.float64]  # shape (3, 3, n): row = new variable, column 
 Floats = npt.NDArray[np.float64]
 # Step terms that no network changes, per call (padding calls leave the state as it is):
 #   arrive'   = max(complete + a_c + RTT/2 + tx_to, arrive + tx_to)   (tx_to: 8·to/BW)
+#               (+ RTT/2 on the second path when latency is serialised and the call is sent)
 #   queue'    = max(arrive' + q_a, queue + q_q)
 #   complete' = max(arrive' + c_a + RTT/2 + tx_back, queue + c_q + RTT/2 + tx_back,
 #                   complete + c_0)                                    (tx_back: 8·back/BW)
 TERMS: tuple[tuple[str, float], ...] = (
     ("a_c", NEG), ("to", 0.0), ("q_a", NEG), ("q_q", 0.0),
-    ("c_a", NEG), ("c_q", NEG), ("c_0", 0.0), ("back", 0.0),
+    ("c_a", NEG), ("c_q", NEG), ("c_0", 0.0), ("back", 0.0), ("sent", 0.0),
 )
 
 
@@ -105,6 +108,7 @@ def _terms(trace: Trace, kind: npt.NDArray[np.int8], idx: slice | npt.NDArray[np
         "c_q": np.where(sync & cpu, b, NEG),
         "c_0": np.where(sync, NEG, np.where(kind == ASYNC, g + s, g)),
         "back": np.where(sync, trace.bytes_from_gpu[idx], 0.0),
+        "sent": np.where(local, 0.0, 1.0),  # a message crosses the link
     }
 
 
@@ -115,11 +119,14 @@ class Replayer:
     states through the chunk's calls one position at a time, every chunk at once (a numpy
     operation over chunks per position); the chunks' matrices are then multiplied together.
     The terms of each call that do not depend on the network are computed once, here.
+    ``latency``: how requests in flight together pay the RTT (:mod:`gpupool.remoting.latency`).
     """
 
-    def __init__(self, trace: Trace, kind: npt.NDArray[np.int8] | None = None) -> None:
+    def __init__(self, trace: Trace, kind: npt.NDArray[np.int8] | None = None,
+                 latency: Latency = Latency.PIPELINED) -> None:
         self.trace = trace
         self.kind = trace.kind if kind is None else kind
+        self.latency = Latency(latency)
         n = len(trace)
         self.length = min(CHUNK, max(n, 1))
         self.chunks = -(-n // self.length)
@@ -142,8 +149,7 @@ class Replayer:
 
     def with_kind(self, calls: npt.NDArray[np.bool_], kind: int) -> Replayer:
         """The same trace with the selected calls turned into ``kind`` (a what-if)."""
-        new = object.__new__(Replayer)
-        new.trace, new.length, new.chunks = self.trace, self.length, self.chunks
+        new = self.with_latency(self.latency)
         new.kind = self.kind.copy()
         new.kind[calls] = kind
         idx = np.flatnonzero(calls)
@@ -156,6 +162,13 @@ class Replayer:
             new.terms[name] = arr
         return new
 
+    def with_latency(self, latency: Latency) -> Replayer:
+        """The same calls replayed under another latency model (the terms are shared)."""
+        new = object.__new__(Replayer)
+        new.trace, new.length, new.chunks = self.trace, self.length, self.chunks
+        new.kind, new.terms, new.latency = self.kind, self.terms, Latency(latency)
+        return new
+
     def run_time_us(self, net: Network) -> float:
         """Run time (µs) with a remote GPU over ``net``."""
         t = self.terms
@@ -164,6 +177,8 @@ class Replayer:
         tx_to = t["to"] * w
         from_c = t["a_c"] + tx_to
         from_c += half
+        if self.latency is Latency.SERIALISED:  # the previous arrival, then RTT/2 and the bytes
+            tx_to += t["sent"] * half
         tx_back = t["back"] * (8.0 / net.back_bits_per_us)
         tx_back += half
         c_a = t["c_a"] + tx_back
@@ -237,15 +252,17 @@ def local_time_us(trace: Trace) -> float:
     return Replayer(local_trace(trace)).run_time_us(Network(0.0, math.inf))
 
 
-def run_time_us(trace: Trace | Replayer, net: Network | None) -> float:
-    """Run time (µs) with a remote GPU over ``net``, or on a local GPU when ``net`` is None."""
+def run_time_us(trace: Trace | Replayer, net: Network | None,
+                latency: Latency = Latency.PIPELINED) -> float:
+    """Run time (µs) with a remote GPU over ``net``, or on a local GPU when ``net`` is None
+    (``latency`` applies to a trace; a :class:`Replayer` carries its own)."""
     if net is None:
         return local_time_us(trace.trace if isinstance(trace, Replayer) else trace)
-    replayer = trace if isinstance(trace, Replayer) else Replayer(trace)
-    return replayer.run_time_us(net)
+    return prepared(trace, latency).run_time_us(net)
 
 
-def replay_reference(trace: Trace, net: Network | None) -> float:
+def replay_reference(trace: Trace, net: Network | None,
+                     latency: Latency = Latency.PIPELINED) -> float:
     """The same model as a plain loop over the calls: slow, obvious, for tests."""
     complete = arrive = queue = 0.0
     for i in range(len(trace)):
@@ -263,7 +280,10 @@ def replay_reference(trace: Trace, net: Network | None) -> float:
         if kind == LOCAL:
             complete = issue
             continue
-        arrive = max(arrive, issue + s + half) + tx_to
+        if latency is Latency.SERIALISED:
+            arrive = max(arrive, issue + s) + half + tx_to
+        else:
+            arrive = max(arrive, issue + s + half) + tx_to
         served = arrive + d + p
         end = served
         if blocking != NON_BLOCKING:
@@ -274,176 +294,14 @@ def replay_reference(trace: Trace, net: Network | None) -> float:
     return max(complete, queue)
 
 
-def prepared(trace: Trace | Replayer) -> Replayer:
-    """A :class:`Replayer` for the trace (itself when it is one already)."""
-    return trace if isinstance(trace, Replayer) else Replayer(trace)
+def prepared(trace: Trace | Replayer, latency: Latency = Latency.PIPELINED) -> Replayer:
+    """A :class:`Replayer` for the trace under ``latency`` (itself when it is one already)."""
+    return trace if isinstance(trace, Replayer) else Replayer(trace, latency=latency)
 
 
-def overhead(trace: Trace | Replayer, net: Network, local_us: float | None = None) -> float:
+def overhead(trace: Trace | Replayer, net: Network, local_us: float | None = None,
+             latency: Latency = Latency.PIPELINED) -> float:
     """Slowdown of the remote run against the local one (0.05 = 5 %; negative = faster)."""
-    rp = prepared(trace)
+    rp = prepared(trace, latency)
     local_us = local_time_us(rp.trace) if local_us is None else local_us
     return rp.run_time_us(net) / local_us - 1.0
-
-
-def _largest_within(
-    f: Callable[[float], float], target: float, start: float, cap: float
-) -> float | None:
-    """Largest u ≥ 0 with f(u) ≤ target, for f convex and non-decreasing; inf past ``cap``.
-
-    Convexity gives a bracket cheaply: the chord from 0 through a point under the target,
-    extended, lies under f, so where it reaches the target f is already at or over it. The
-    bracket is then closed by the Illinois variant of regula falsi, which keeps a point within
-    the budget at every step and, on a piecewise linear f, ends in a few evaluations.
-    """
-    tol = 1e-9 * max(abs(target), 1.0)
-    f0 = f(0.0)
-    if f0 > target + tol:
-        return None
-    lo, f_lo = 0.0, f0
-    hi = max(start, 1e-6)
-    f_hi = f(hi)
-    while f_hi <= target:
-        if hi > cap:
-            return math.inf
-        lo, f_lo = hi, f_hi
-        grow = (target - f_hi) * hi / (f_hi - f0) if f_hi > f0 else 3.0 * hi
-        hi = hi + max(grow, 1e-3 * hi)
-        f_hi = f(hi)
-    side = 0
-    for _ in range(100):
-        if f_hi - f_lo <= tol or hi - lo <= 1e-12 * hi:
-            break
-        u = hi - (f_hi - target) * (hi - lo) / (f_hi - f_lo)
-        u = min(max(u, lo), hi)
-        fu = f(u)
-        if abs(fu - target) <= tol:
-            return u if fu <= target + tol else lo
-        if fu < target:
-            lo, f_lo = u, fu
-            if side == -1:
-                f_hi = target + (f_hi - target) / 2.0  # Illinois: halve the stale end
-            side = -1
-        else:
-            hi, f_hi = u, fu
-            if side == 1:
-                f_lo = target - (target - f_lo) / 2.0
-            side = 1
-    return lo
-
-
-def rtt_max_us(trace: Trace | Replayer, bandwidth_gbps: float, max_overhead: float,
-               local_us: float | None = None, from_gpu_gbps: float | None = None
-               ) -> float | None:
-    """Largest RTT (µs) with the replayed overhead ≤ ``max_overhead`` at ``bandwidth_gbps``
-    (and ``from_gpu_gbps`` GPU → client, when given).
-
-    None when even a zero RTT exceeds the budget; ``math.inf`` when no RTT would.
-    """
-    replayer = prepared(trace)
-    local_us = local_time_us(replayer.trace) if local_us is None else local_us
-    syncs = max(int(np.count_nonzero(replayer.kind == SYNC)), 1)
-    return _largest_within(
-        lambda r: replayer.run_time_us(Network(r, bandwidth_gbps, from_gpu_gbps)),
-        (1.0 + max_overhead) * local_us,
-        start=max_overhead * local_us / syncs,  # first order, bytes ignored
-        cap=1e12,
-    )
-
-
-def bandwidth_min_gbps(trace: Trace | Replayer, rtt_us: float, max_overhead: float,
-                       local_us: float | None = None) -> float | None:
-    """Least bandwidth (Gbit/s) with the replayed overhead ≤ ``max_overhead`` at ``rtt_us``.
-
-    None when even an infinite bandwidth exceeds the budget; 0.0 when any bandwidth will do.
-    """
-    replayer = prepared(trace)
-    trace = replayer.trace
-    local_us = local_time_us(trace) if local_us is None else local_us
-
-    def at(w: float) -> float:  # w = 1 / bandwidth in Gbit/s
-        return replayer.run_time_us(Network(rtt_us, math.inf if w == 0 else 1.0 / w))
-
-    bits = 8.0 * (trace.total_bytes_to_gpu + trace.total_bytes_from_gpu)
-    start = max_overhead * local_us * 1e3 / bits if bits else 1.0  # first order: 1/Gbps
-    w = _largest_within(at, (1.0 + max_overhead) * local_us, start=start, cap=1e12)
-    if w is None or w == 0:
-        return None
-    return 0.0 if math.isinf(w) else 1.0 / w
-
-
-def direction_min_gbps(trace: Trace | Replayer, rtt_us: float, max_overhead: float,
-                       to_gpu: bool, other_gbps: float, local_us: float | None = None
-                       ) -> float | None:
-    """Least bandwidth of ONE direction (client → GPU when ``to_gpu``, else GPU → client) with
-    the replayed overhead ≤ ``max_overhead`` at ``rtt_us``, the other direction at
-    ``other_gbps``. None when even an infinite bandwidth exceeds the budget; 0.0 when any will.
-    """
-    replayer = prepared(trace)
-    trace = replayer.trace
-    local_us = local_time_us(trace) if local_us is None else local_us
-
-    def at(w: float) -> float:  # w = 1 / bandwidth in Gbit/s of the direction asked about
-        mine = math.inf if w == 0 else 1.0 / w
-        net = (Network(rtt_us, mine, other_gbps) if to_gpu
-               else Network(rtt_us, other_gbps, mine))
-        return replayer.run_time_us(net)
-
-    bits = 8.0 * (trace.total_bytes_to_gpu if to_gpu else trace.total_bytes_from_gpu)
-    start = max_overhead * local_us * 1e3 / bits if bits else 1.0
-    w = _largest_within(at, (1.0 + max_overhead) * local_us, start=start, cap=1e12)
-    if w is None or w == 0:
-        return None
-    return 0.0 if math.isinf(w) else 1.0 / w
-
-
-@dataclass(frozen=True)
-class WhatIf:
-    """The replayed overhead after changing the SYNC calls of one name (or the top k)."""
-
-    calls: str  # a call name, or "top k together"
-    count: int  # SYNC calls changed
-    as_async: float  # overhead with them sent without waiting (outstanding requests)
-    as_local: float | None  # overhead with them answered from a shadow; None: not applicable
-
-
-def what_if(trace: Trace | Replayer, net: Network, top: int = 3,
-            local_us: float | None = None) -> list[WhatIf]:
-    """What turning the costliest SYNC call names ASYNC, or LOCAL, would leave of the overhead.
-
-    Names are ranked by what their SYNC calls cost at ``net`` on their own (a round trip and
-    their bytes each). CPUBlocking calls wait for the GPU by definition, so they are never
-    offered. A call that queues GPU work (block_us > 0) is not offered as a shadow: a shadow
-    answers without the proxy, and the GPU work would be lost.
-    """
-    base = prepared(trace)
-    trace = base.trace
-    local_us = local_time_us(trace) if local_us is None else local_us
-    sync = (base.kind == SYNC) & (trace.blocking != CPU_BLOCKING)
-    cost = np.where(sync, net.rtt_us + 8.0 * trace.bytes_to_gpu / net.bits_per_us
-                    + 8.0 * trace.bytes_from_gpu / net.back_bits_per_us, 0.0)
-    per_name = np.bincount(trace.name, weights=cost, minlength=len(trace.names))
-    ranked = [int(k) for k in np.argsort(-per_name, kind="stable") if per_name[k] > 0][:top]
-
-    def after(changed: Replayer) -> float:
-        return changed.run_time_us(net) / local_us - 1.0
-
-    rows: list[WhatIf] = []
-    chosen = np.zeros(len(trace), dtype=bool)
-    shadowable = np.zeros(len(trace), dtype=bool)
-    for k in ranked:
-        calls = sync & (trace.name == k)
-        gpu_work = bool((trace.block_us[calls] > 0).any())
-        chosen |= calls
-        if not gpu_work:
-            shadowable |= calls
-        rows.append(WhatIf(trace.names[k], int(calls.sum()),
-                           as_async=after(base.with_kind(calls, ASYNC)),
-                           as_local=None if gpu_work else after(base.with_kind(calls, LOCAL))))
-    if len(ranked) > 1:
-        as_async = base.with_kind(chosen, ASYNC)
-        rows.append(WhatIf(f"top {len(ranked)} together", int(chosen.sum()),
-                           as_async=after(as_async),
-                           as_local=after(as_async.with_kind(shadowable, LOCAL))
-                           if shadowable.any() else None))
-    return rows

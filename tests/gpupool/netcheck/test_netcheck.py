@@ -138,7 +138,7 @@ def test_idle_and_long_sessions_are_cut() -> None:
 def test_probe_json_with_a_profile_judges_the_budget(server: Server) -> None:
     host, port = server.address
     code, r, err = probe_json(f"{host}:{port}", "--seconds", "0.6", "--profile", str(RESNET),
-                              "--max-overhead", "1000")
+                              "--max-overhead", "1000", "--latency", "pipelined")
     assert code == 0, err
     assert {"rtt_us", "bandwidth_gbps", "predicted_overhead", "verdict"} <= r.keys()
     assert {"p50", "p99"} <= r["rtt_us"].keys() and r["verdict"] == "pass"
@@ -153,7 +153,7 @@ def test_probe_json_with_a_profile_judges_the_budget(server: Server) -> None:
     assert r["bandwidth_gbps"] == min(up, down)
     trace = load_trace(load_profile(RESNET).trace)
     same = replay.overhead(trace, replay.Network(r["rtt_us"]["p50"], up, down))
-    assert same == pytest.approx(r["predicted_overhead"])
+    assert same == pytest.approx(r["predicted_overhead"]) and r["latency"] == "pipelined"
     assert {d["measured_gbps"] for d in r["directions"].values()} == {up, down}
     code, r, _ = probe_json(f"{host}:{port}", "--seconds", "0.3", "--profile", str(BERT))
     assert code == 1 and r["verdict"] == "fail" and r["model"] == "first-order"

@@ -41,11 +41,28 @@ def test_rtt_and_bandwidth_give_the_overhead(capsys: pytest.CaptureFixture[str])
 
 
 def test_bandwidth_only_gives_the_largest_rtt(capsys: pytest.CaptureFixture[str]) -> None:
-    code, r = as_json(capsys, BERT, "--bandwidth-gbps", "400", "--max-overhead", "0.1")
-    # 1.2e10 bit / 400 Gbit/s = 30 ms of the 200 ms budget; 170 ms / 12,000 calls
-    assert r["rtt_max_us"] == pytest.approx(0.17 / 12000 * 1e6)
+    code, r = as_json(capsys, BERT, "--bandwidth-gbps", "400", "--max-overhead", "0.2")
+    # 1.2e10 bit / 400 Gbit/s = 30 ms of the 400 ms budget; 370 ms / 12,000 calls = 30.8 µs
+    assert r["rtt_max_us"] == pytest.approx(0.37 / 12000 * 1e6)
     assert "predicted_overhead" not in r and "bandwidth_min_gbps" not in r
     assert r["feasible"] is True and code == 0
+    assert r["lowest_rtt_floor"] == {"kind": "efa", "rtt_floor_us": 15.0, "below": False}
+
+
+def test_an_rtt_below_every_kinds_floor_is_infeasible(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # 170 ms / 12,000 calls = 14.2 µs: under EFA's ~15 µs, the least floor of any network kind
+    # (TCP and ENA Express ~30 µs). It used to PASS: some RTT above 0 does meet it.
+    code, r = as_json(capsys, BERT, "--bandwidth-gbps", "400", "--max-overhead", "0.1")
+    assert r["rtt_max_us"] == pytest.approx(0.17 / 12000 * 1e6)
+    assert r["lowest_rtt_floor"]["below"] is True
+    assert r["feasible"] is False and code == 1
+    assert any("infeasible on any network kind" in a for a in r["advice"])
+    code, out, _ = run(capsys, BERT, "--bandwidth-gbps", "400", "--max-overhead", "0.1")
+    assert code == 1
+    assert ("verdict: FAIL — the RTT must stay under 14.2 µs at 400 Gbps, below every network "
+            "kind's floor (the least, efa, ~15 µs): infeasible on any network kind"
+            ) in " ".join(out.split())
 
 
 def test_infeasible_is_null_never_negative(capsys: pytest.CaptureFixture[str]) -> None:
@@ -98,7 +115,8 @@ def _by_kind(r: dict) -> dict[str, dict]:
 
 
 def test_every_network_kind_of_the_type(capsys: pytest.CaptureFixture[str]) -> None:
-    _, r = as_json(capsys, BERT, "--instance-type", "p5.4xlarge", "--max-overhead", "0.5")
+    _, r = as_json(capsys, BERT, "--instance-type", "p5.4xlarge", "--max-overhead", "0.5",
+                   "--latency", "pipelined")
     kinds = _by_kind(r)
     assert list(kinds) == ["tcp", "ena-express", "efa"]
     assert all(k["supported"] for k in kinds.values())  # DescribeInstanceTypes: SRD and EFA
@@ -140,11 +158,18 @@ def test_without_an_rtt_the_kind_floor_decides(capsys: pytest.CaptureFixture[str
     assert r["feasible"] is False and code == 1
     assert _by_kind(r)["tcp"]["feasible"] is False
     assert any("EFA on g4dn.16xlarge meets the budget" in a for a in r["advice"])
-    # over EFA (50 Gbps per flow, ~15 µs floor): 1.2 s / 12,000 = 100 µs, reachable
+    # over EFA (50 Gbps per flow, ~15 µs floor), pipelined: 1.2 s / 12,000 = 100 µs
+    code, r = as_json(capsys, BERT, "--instance-type", "g4dn.16xlarge", "--max-overhead", "0.72",
+                      "--network", "efa", "--latency", "pipelined")
+    assert r["rtt_max_us"] == pytest.approx(100.0) and r["feasible"] is True and code == 0
+    # serialised, the link also carries the 80,000 asynchronous calls' RTT/2 one after another:
+    # 12,000 x RTT + 80,000 x RTT/2 + 0.24 s of bytes within (1 + 0.72) x 2 s = 3.44 s gives
+    # RTT ≤ 3.2 s / 52,000 = 61.5 µs, the tighter of the two limits; still reachable
     code, r = as_json(capsys, BERT, "--instance-type", "g4dn.16xlarge", "--max-overhead", "0.72",
                       "--network", "efa")
-    assert r["rtt_max_us"] == pytest.approx(100.0) and r["feasible"] is True and code == 0
-    # a bare bandwidth keeps its meaning: some RTT above 0 meets the budget
+    assert r["latency"] == "serialised" and r["other_latency"]["rtt_max_us"] == pytest.approx(100)
+    assert r["rtt_max_us"] == pytest.approx(3.2 / 52000 * 1e6) and r["feasible"] is True
+    # a bare bandwidth: 20 µs is above the least floor of any kind (EFA's ~15 µs)
     code, r = as_json(capsys, BERT, "--bandwidth-gbps", "10", "--max-overhead", "0.72")
     assert r["rtt_max_us"] == pytest.approx(20.0) and r["feasible"] is True and code == 0
     assert "network_kinds" not in r
@@ -178,7 +203,7 @@ def test_text_view_for_a_reviewer(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, BERT, "--rtt-us", "10", "--bandwidth-gbps", "100",
                        "--instance-type", "g5.xlarge")
     assert code == 1
-    for text in ("bert-inference: remoting budget (first-order model)",
+    for text in ("bert-inference: remoting budget (first-order model, serialised latency)",
                  "12,000 synchronous", "budget: at most 5 % slower", "predicted overhead",
                  "12 %", "over 5 %", "tier: g5.xlarge (A10G)", "verdict: FAIL",
                  "above g5.xlarge's baseline", "advice:"):

@@ -8,21 +8,20 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from remoting_support import random_trace
 
 from gpupool.remoting.replay import (
     CHUNK,
     Network,
     Replayer,
-    bandwidth_min_gbps,
-    direction_min_gbps,
     local_time_us,
     overhead,
     replay_reference,
-    rtt_max_us,
     run_time_us,
-    what_if,
 )
-from gpupool.remoting.trace import ASYNC, LOCAL, SYNC, Trace, make_trace
+from gpupool.remoting.solve import bandwidth_min_gbps, direction_min_gbps, rtt_max_us
+from gpupool.remoting.trace import ASYNC, LOCAL, SYNC, make_trace
+from gpupool.remoting.whatif import what_if
 
 ONE_SYNC = make_trace([dict(name="cudaMalloc", kind="SYNC", blocking="NonBlocking",
                             bytes_to_gpu=1000, bytes_from_gpu=500, serialise_us=1,
@@ -83,20 +82,6 @@ def test_only_sync_calls_without_local_work_is_the_first_order_model() -> None:
     trace = make_trace(rows)
     bits = 8 * sum(107 * i for i in range(1, 40))
     assert run_time_us(trace, Network(12, 3)) == pytest.approx(39 * 12 + bits / 3000)
-
-
-def random_trace(seed: int, n: int) -> Trace:
-    rng = np.random.default_rng(seed)
-    kind = rng.integers(0, 3, n).astype(np.int8)
-    blocking = rng.integers(0, 3, n).astype(np.int8)
-    kind[blocking == 2] = SYNC  # CPUBlocking calls are SYNC
-    sparse = rng.random((7, n)) < 0.3  # many zeros, as in real traces
-    values = np.where(sparse, 0.0, rng.exponential(1.0, (7, n))) * np.array(
-        [[500.0], [100.0], [0.5], [0.5], [3.0], [5.0], [40.0]])
-    return Trace(names=("a", "b", "c"), name=rng.integers(0, 3, n).astype(np.int32),
-                 kind=kind, blocking=blocking, bytes_to_gpu=values[0], bytes_from_gpu=values[1],
-                 serialise_us=values[2], deserialise_us=values[3], process_us=values[4],
-                 gap_us=values[5], block_us=values[6])
 
 
 networks = st.builds(Network, st.floats(0, 100), st.floats(0.1, 400))

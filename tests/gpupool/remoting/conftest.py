@@ -1,0 +1,8 @@
+"""Makes ``remoting_support`` importable (pytest runs with importlib mode)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
