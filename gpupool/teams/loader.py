@@ -59,14 +59,16 @@ def parse_teams(doc: Any, shown: str, catalog: Catalog | None = None) -> Teams:
     if not isinstance(doc, Mapping) or "teams" not in doc:
         raise InputError(f"{shown}: expected a mapping with a 'teams' key (team name → owners, "
                          "costCenter, allowedGpus, gpuQuota, monthlyBudgetUsd)")
+    problems = key_problems(doc, shown)
     try:
         parsed = TeamsFile.model_validate(doc)
     except ValidationError as e:
-        raise InputError([f"{shown}: {_key(err['loc'])}: {_expected(err)}"
-                          for err in e.errors(include_url=False)]) from None
+        raise InputError(problems + [f"{shown}: {_key(err['loc'])}: {_expected(err)}"
+                                     for err in e.errors(include_url=False)]) from None
+    if problems:
+        raise InputError(problems)
     catalog = catalog or load_catalog()
     models = {m.casefold(): m for m in catalog.gpu_models()}
-    problems = []
     for name, team in parsed.teams.items():
         for i, gpu in enumerate(team.allowed_gpus):
             if gpu.casefold() not in models:
@@ -78,6 +80,46 @@ def parse_teams(doc: Any, shown: str, catalog: Catalog | None = None) -> Teams:
     if problems:
         raise InputError(problems)
     return Teams(shown, dict(parsed.teams))
+
+
+def key_problems(doc: Any, shown: str, where: str = "") -> list[str]:
+    """Keys that are one key to the model but two to the file, one line each.
+
+    The model strips whitespace from text, so ``"research "`` became ``research`` and silently
+    replaced the team above it (its quota, GPUs and budget). A key with surrounding whitespace
+    is refused, and keys that differ only in whitespace or case from an earlier one are
+    duplicates, at every level of the file.
+    """
+    out: list[str] = []
+    if isinstance(doc, Mapping):
+        seen: dict[str, str] = {}
+        what = "team name" if where == "teams" else "key"
+        for key, value in doc.items():
+            path = f"{where}.{_shown_key(key)}" if where else _shown_key(key)
+            if isinstance(key, str):
+                if key != key.strip():
+                    out.append(f"{shown}: {path}: expected a {what} without surrounding "
+                               f"whitespace, got {key!r}")
+                folded = "".join(key.split()).casefold()
+                if folded in seen:
+                    first = f"{where}.{_shown_key(seen[folded])}" if where else seen[folded]
+                    same = "name one team" if where == "teams" else "are one key"
+                    out.append(f"{shown}: {path}: expected a {what} used once, but it differs "
+                               f"from {first} only in case or whitespace, so the two {same}; "
+                               "keep one")
+                else:
+                    seen[folded] = key
+            out += key_problems(value, shown, path)
+    elif isinstance(doc, list):
+        for i, item in enumerate(doc):
+            out += key_problems(item, shown, f"{where}[{i}]")
+    return out
+
+
+def _shown_key(key: object) -> str:
+    """A key as it reads in a message: quoted when it has spaces or is not printable."""
+    text = str(key)
+    return text if text.isprintable() and text == "".join(text.split()) and text else repr(text)
 
 
 def default_teams_path(stack_dir: Path) -> Path:

@@ -111,3 +111,54 @@ def test_remote_gpu_proxies_count_against_their_team() -> None:
     for u in uses:
         if u.pool in tiers:
             assert u.gpus_max > 0 and u.team == stack.config.team
+
+
+def test_a_name_with_surrounding_whitespace_never_replaces_a_team(tmp_path: Path) -> None:
+    """``"research "`` was stripped before the duplicate check and silently replaced
+    ``research`` (its quota, GPUs and budget): now both lines name the key, exit 2."""
+    f = tmp_path / "teams.yaml"
+    f.write_text("teams:\n"
+                 "  research: {owners: ['@acme/r'], costCenter: cc-1, allowedGpus: [T4],\n"
+                 "             gpuQuota: {dev: 2}, monthlyBudgetUsd: 500}\n"
+                 "  'research ': {owners: ['@acme/r'], costCenter: cc-1, allowedGpus: [T4],\n"
+                 "               gpuQuota: {dev: 400}, monthlyBudgetUsd: 900000}\n")
+    with pytest.raises(InputError) as e:
+        load_teams(f, "stacks/teams.yaml")
+    assert e.value.problems == [
+        "stacks/teams.yaml: teams.'research ': expected a team name without surrounding "
+        "whitespace, got 'research '",
+        "stacks/teams.yaml: teams.'research ': expected a team name used once, but it differs "
+        "from teams.research only in case or whitespace, so the two name one team; keep one",
+    ]
+
+
+@pytest.mark.parametrize(("teams", "expected"), [
+    ({" ab": GOOD}, ["t.yaml: teams.' ab': expected a team name without surrounding whitespace, "
+                     "got ' ab'"]),
+    ({"ab": GOOD, "Ab": GOOD}, [
+        "t.yaml: teams.Ab: expected a team name used once, but it differs from teams.ab only in "
+        "case or whitespace, so the two name one team; keep one",
+        "t.yaml: teams.Ab: expected a lowercase team name of 2-32 characters (a-z, 0-9, '-'), "
+        "such as research, got 'Ab'"]),
+    ({"ab": {**GOOD, "gpuQuota": {"dev": 1, "dev\t": 9}}}, [
+        "t.yaml: teams.ab.gpuQuota.'dev\\t': expected a key without surrounding whitespace, "
+        "got 'dev\\t'",
+        "t.yaml: teams.ab.gpuQuota.'dev\\t': expected a key used once, but it differs from "
+        "teams.ab.gpuQuota.dev only in case or whitespace, so the two are one key; keep one",
+        "t.yaml: teams.ab.gpuQuota.'dev\\t': expected an environment ('dev', 'staging', 'prod', "
+        "'sandbox' or 'test'), got 'dev\\t'"]),
+], ids=["leading-space", "case", "quota-key"])
+def test_keys_that_differ_only_in_whitespace_or_case_are_refused(
+        teams: dict[str, object], expected: list[str]) -> None:
+    with pytest.raises(InputError) as e:
+        parse_teams({"teams": teams}, "t.yaml")
+    assert e.value.problems == expected
+
+
+def test_the_quota_policy_refuses_the_same_in_its_inline_teams() -> None:
+    """team-gpu-quota's ``teams`` parameter (policy config, the CrossGuard pack) is the same
+    model: a whitespace twin is bad config there too, never a bigger quota."""
+    from policies.settings import parse_config
+
+    with pytest.raises(InputError, match=r"teams\.'ab ': expected a team name without"):
+        parse_config({"team-gpu-quota": {"teams": {"ab": GOOD, "ab ": GOOD}}}, "config.json")
