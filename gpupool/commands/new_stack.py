@@ -24,7 +24,7 @@ from gpupool.config.remote_gpu import ResolvedTier
 from gpupool.config.stackfile import display_path, find_project, stack_config_dir
 from gpupool.errors import InputError
 from gpupool.teams import Team, load_teams
-from gpupool.teams.render import Choice, render_config, stack_yaml
+from gpupool.teams.render import Choice, read_back, render_config, stack_yaml
 from gpupool.teams.template import Template, load_template
 from gpupool.teams.usage import PoolUse, TeamUse, pool_uses, team_usage
 
@@ -72,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
     header = _header(args, stack_name, template_name, template, sizing, choice, new, team,
                      teams.path, list(tiers.values()))
     text = stack_yaml(flat, header)
+    read_back(text, flat, shown)  # the bytes written are the config validated, nothing else
     from gpupool.output import write_output
 
     if write_output("-" if to_stdout else output, text):

@@ -3,15 +3,46 @@
 STACK is a stack name of the Pulumi project in the working directory (``Pulumi.<name>.yaml`` in
 the project's ``stackConfigDir``) or the path of a stack file; the file's ``config`` mapping is
 the flat ``namespace:key`` mapping :func:`gpupool.config.loader.parse_flat_config` validates.
+
+A stack file is Pulumi's stack settings file, whose top-level keys Pulumi defines
+(``ProjectStack`` in pulumi/pulumi's ``sdk/go/common/workspace/project.go``): ``config``,
+``secretsprovider``, ``encryptedkey``, ``encryptionsalt`` and ``environment``. Any other key is
+refused, never ignored: a key nothing reads is either a typo or something slipped in (a
+``secretsprovider:`` line smuggled through a header comment). Of Pulumi's own keys:
+
+- ``secretsprovider``, ``encryptedkey`` and ``encryptionsalt`` are accepted, in the shapes
+  Pulumi writes them (``pulumi stack init --secrets-provider``, ``pulumi config set --secret``):
+  they say how the stack's ``secure:`` values are encrypted, which the kit never reads. They are
+  Pulumi's to write: ``gpupool new-stack`` writes only ``config`` (its output is read back and
+  must hold nothing else), so one of them in a team's stack is a reviewed, hand-made change;
+- ``environment`` (Pulumi ESC environments) is refused: config an environment adds is
+  invisible to ``validate``, ``plan`` and ``check``, which would judge a stack other than the one
+  ``pulumi up`` deploys. Such a stack cannot be judged, so it does not pass.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from gpupool.errors import InputError
+from gpupool.suggest import did_you_mean
 from gpupool.yamlio import read_yaml
+
+SETTINGS = ("config", "secretsprovider", "encryptedkey", "encryptionsalt")
+# `pulumi stack init --secrets-provider`: default (Pulumi Cloud), passphrase, or a KMS URL
+SECRETS_SCHEMES = ("awskms", "azurekeyvault", "gcpkms", "hashivault")
+_PROVIDER = re.compile(rf"^(default|passphrase|({'|'.join(SECRETS_SCHEMES)})://[\x21-\x7e]+)$")
+_BASE64 = re.compile(r"^[A-Za-z0-9+/]+={0,2}$")
+# the passphrase provider's salt and its check value: v1:<salt>:v1:<nonce>:<ciphertext>
+_SALT = re.compile(r"^v1:[A-Za-z0-9+/=]*:v1:[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+$")
+_SHAPES = {
+    "secretsprovider": (_PROVIDER, "default, passphrase or a KMS URL "
+                        f"({', '.join(s + '://…' for s in SECRETS_SCHEMES)})"),
+    "encryptedkey": (_BASE64, "the base64 data key Pulumi wrote"),
+    "encryptionsalt": (_SALT, "the salt Pulumi wrote (v1:…:v1:…:…)"),
+}
 
 
 def display_path(path: Path, cwd: Path | None = None) -> str:
@@ -69,8 +100,38 @@ def read_stack_file(path: Path) -> dict[str, Any]:
     huge numbers and lone surrogates are each one line and exit 2, never a traceback.
     """
     shown = display_path(path)
-    doc = read_yaml(path, shown)
+    return stack_config(read_yaml(path, shown), shown)
+
+
+def stack_config(doc: Any, shown: str) -> dict[str, Any]:
+    """The ``config`` mapping of a stack settings document; InputError (one line per problem)
+    for a key Pulumi does not define or a Pulumi key in a shape Pulumi does not write."""
+    problems = settings_problems(doc, shown) if isinstance(doc, dict) else []
     if not isinstance(doc, dict) or not isinstance(doc.get("config"), dict):
-        raise InputError(f"{shown}: config: expected a mapping of Pulumi config keys")
+        problems.insert(0, f"{shown}: config: expected a mapping of Pulumi config keys")
+    if problems:
+        raise InputError(problems)
     return dict(doc["config"])
+
+
+def settings_problems(doc: dict[Any, Any], shown: str) -> list[str]:
+    out = []
+    for key, value in doc.items():
+        name = str(key)
+        label = name if name.isprintable() and name.strip() == name and name else repr(name)
+        if key == "config":
+            continue
+        if key == "environment":
+            out.append(f"{shown}: environment: expected no Pulumi ESC environment: config it "
+                       "adds is invisible to gpupool validate, plan and check, which would judge "
+                       "a stack other than the one pulumi up deploys; write the keys in config")
+        elif key in _SHAPES:
+            pattern, what = _SHAPES[name]
+            if not isinstance(value, str) or not pattern.fullmatch(value):
+                got = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+                out.append(f"{shown}: {name}: expected {what}, got {got}")
+        else:
+            out.append(f"{shown}: {label}: expected one of Pulumi's stack settings "
+                       f"({', '.join(SETTINGS)}){did_you_mean(name, SETTINGS)}, not this key")
+    return out
 

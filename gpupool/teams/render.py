@@ -3,6 +3,14 @@
 The rendered mapping goes through the same validation as any stack file
 (:func:`gpupool.config.parse_flat_config`) before a byte is written, so ``new-stack`` never
 writes a stack that ``gpupool validate`` would refuse.
+
+The file is made by a YAML emitter (PyYAML's), never by joining text: whatever a value holds
+(a model's ``_name_or_path``, a template's description) is quoted or escaped by the emitter. The
+header comment, which no YAML emitter writes, is one ``# `` line per line of text, split at
+every line break YAML knows (LF, CR, NEL, U+2028, U+2029, and Python's others) with anything
+unprintable escaped, so no text can end its comment and start a key. Then the text is read back
+with the kit's own reader (:func:`read_back`) and must be exactly the validated ``config`` and
+nothing else: those are the bytes written.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ import yaml
 
 from gpupool.catalog import InstanceType
 from gpupool.config.models import GpuPoolConfig
+from gpupool.errors import InputError
 from gpupool.teams.models import Team
 from gpupool.teams.template import Template
 
@@ -74,5 +83,32 @@ def stack_yaml(flat: dict[str, Any], header: Sequence[str]) -> str:
     """The stack file's text: a comment header saying how it was made, then ``config:``."""
     body = yaml.safe_dump({"config": flat}, sort_keys=False, default_flow_style=False,
                           allow_unicode=True, width=100)
-    comments = "".join(f"# {line}".rstrip() + "\n" for line in header)
-    return comments + body
+    return comment_lines(header) + body
+
+
+def comment_lines(header: Sequence[str]) -> str:
+    """``# text`` lines that stay comments whatever the text holds (see the module docstring)."""
+    out = []
+    for line in header:
+        for piece in line.splitlines() or [""]:
+            shown = "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in piece)
+            out.append(f"# {shown}".rstrip() + "\n")
+    return "".join(out)
+
+
+def read_back(text: str, flat: dict[str, Any], shown: str) -> None:
+    """Refuse (InputError) a stack file text that does not read back, with the reader
+    ``gpupool validate`` uses, as exactly ``{config: flat}``."""
+    from gpupool.config.stackfile import stack_config
+    from gpupool.yamlio import parse_yaml
+
+    doc = parse_yaml(text, shown)
+    config = stack_config(doc, shown)  # Pulumi's keys only, in Pulumi's shapes
+    if doc == {"config": flat}:
+        return
+    extra = sorted(str(k) for k in doc if k != "config")
+    changed = sorted(k for k in {*flat, *config} if flat.get(k) != config.get(k))
+    what = "; ".join([*(["top-level " + ", ".join(extra)] if extra else []),
+                      *(["different " + ", ".join(changed)] if changed else [])])
+    raise InputError(f"{shown}: expected the text new-stack writes to read back as the config "
+                     f"it validated, but it reads back with {what}; nothing written")
