@@ -63,6 +63,7 @@ from pydantic import (
 )
 
 from gpupool.errors import InputError
+from gpupool.suggest import did_you_mean
 from gpupool.yamlio import quote, read_yaml
 from policies.rules import ALL_RULES, rule_ids
 from policies.rules.base import Enforcement, RuleParams
@@ -225,7 +226,8 @@ def parse_config(doc: Any, path: str) -> Settings:
     known = rule_ids()
     for key in doc:
         if key != ALL_KEY and key not in known:
-            problems.append(f"{path}: {key}: unknown policy ID (known: {', '.join(known)})")
+            problems.append(f"{path}: {key}: unknown policy ID{did_you_mean(str(key), known)} "
+                            f"(known: {', '.join(known)})")
     for rule in ALL_RULES:
         rid = rule.meta.id
         level = default_level or rule.meta.default_enforcement
@@ -308,8 +310,8 @@ def parse_waiver_file(doc: Any, path: str) -> tuple[tuple[Waiver, ...], int]:
                             "on every resource; expected a narrower pattern, or "
                             "allowWildcard: true to mean it")
         if w.policy not in known:
-            problems.append(f"{path}: waivers[{i}].policy: unknown policy ID {w.policy!r} "
-                            f"(known: {', '.join(known)})")
+            problems.append(f"{path}: waivers[{i}].policy: unknown policy ID {w.policy!r}"
+                            f"{did_you_mean(w.policy, known)} (known: {', '.join(known)})")
     if problems:
         raise InputError(problems)
     return tuple(parsed.waivers), parsed.expiry_warning_days

@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from gpupool.catalog import load_catalog
-from gpupool.config import load_stack
+from gpupool.config import LoadedStack, load_stack
 from gpupool.config.gpus import offerings_note
 from gpupool.config.kubernetes import KubernetesPoolConfig, RemoteGpuConfig
 
@@ -19,7 +19,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_stack(args.stack)
     pools = loaded.config.pools
     out = sys.stdout
-    out.write(f"{loaded.shown_path}: valid, {len(pools)} pool(s)\n")
+    out.write(f"{loaded.shown_path}: valid: {what_it_holds(loaded)}\n")
     region = loaded.config.region
     regional = load_catalog(region=region)
     for p in pools:
@@ -36,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
         capacity = "Karpenter" if k.karpenter else f"{k.gpu_hourly_cost:g} $/GPU-h"
         out.write(
             f"  {k.name}: Kubernetes ({where}, {k.cluster.version}), {k.gpu}, "
-            f"{len(k.teams)} team(s), {len(k.workloads)} workload(s), {capacity}\n"
+            f"{_count(len(k.teams), 'team')}, {_count(len(k.workloads), 'workload')}, "
+            f"{capacity}\n"
         )
         out.write(f"  {k.name}: GPU pods select {_selector(k)}\n")
         if k.remote_gpu is not None:
@@ -72,6 +73,21 @@ def _selector(k: KubernetesPoolConfig) -> str:
     if k.node_label_prerequisite is None:
         return f"{shown} (set by the GPU Operator)"
     return f"{shown}, which the cluster's GPU nodes must carry (docs/kubernetes.md, prerequisites)"
+
+
+def what_it_holds(loaded: LoadedStack) -> str:
+    """The headline's count of exactly what the lines below list, one kind at a time."""
+    config = loaded.config
+    proxies = sum(1 for k in config.kubernetes if k.remote_gpu is not None)
+    parts = [_count(len(config.pools), "pool"),
+             _count(len(config.kubernetes), "Kubernetes pool"),
+             _count(proxies, "Kubernetes remote-GPU proxy", "Kubernetes remote-GPU proxies"),
+             _count(len(loaded.tiers), "remote-GPU tier")]
+    return ", ".join(p for p in parts if not p.startswith("0 ")) or "nothing to run"
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
 
 
 def _k8s_budget(proxy: RemoteGpuConfig) -> str:

@@ -73,7 +73,8 @@ def stack_path(stack: str, cwd: Path | None = None) -> Path:
         known = sorted(p.name[7:-5] for p in config_dir.glob("Pulumi.*.yaml"))
         raise InputError(
             f"{display_path(path, cwd)}: expected a stack file for stack {stack!r}, "
-            f"but there is none (known stacks: {', '.join(known) or 'none'})"
+            f"but there is none{did_you_mean(stack, known)} (known stacks: "
+            f"{', '.join(known) or 'none'})"
         )
     return path
 

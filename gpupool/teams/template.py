@@ -17,6 +17,7 @@ from pydantic.alias_generators import to_camel
 
 from gpupool.config.models import Environment, GpuPoolConfig, NetworkConfig
 from gpupool.errors import InputError
+from gpupool.suggest import did_you_mean
 from gpupool.yamlio import parse_yaml, read_yaml
 
 # Pool keys the estimator and the quota decide, never a template.
@@ -124,7 +125,7 @@ def load_template(name_or_path: str) -> tuple[str, Template]:
         names = bundled_names()
         if name_or_path not in names:
             raise InputError(f"--template {name_or_path}: expected one of {', '.join(names)} "
-                             "or the path of a template file")
+                             f"or the path of a template file{did_you_mean(name_or_path, names)}")
         res = resources.files("gpupool.teams").joinpath("templates", f"{name_or_path}.yaml")
         shown = f"template {name_or_path}"
         doc = parse_yaml(res.read_text(encoding="utf-8"), shown)

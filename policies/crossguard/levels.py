@@ -20,6 +20,7 @@ import grpc
 import pulumi_policy.policy as sdk
 from pulumi_policy import EnforcementLevel, ReportViolation
 
+from gpupool.suggest import did_you_mean
 from policies.crossguard import depth
 from policies.crossguard.props import request_scope
 from policies.engine import level as engine_level
@@ -146,7 +147,8 @@ def configure_problems(request: Any, checks: Mapping[str, ConfigCheck], pack_nam
         check = checks.get(name)
         if check is None:
             problems.append(
-                f"{name}: pack {pack_name} has no such policy (known: {', '.join(sorted(checks))})"
+                f"{name}: pack {pack_name} has no such policy{did_you_mean(name, checks)} "
+                f"(known: {', '.join(sorted(checks))})"
             )
             continue
         level = names.get(entry.enforcementLevel, "advisory")

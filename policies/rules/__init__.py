@@ -6,6 +6,7 @@ by the engine, the CrossGuard pack, the docs and the tests.
 
 from __future__ import annotations
 
+from gpupool.suggest import did_you_mean
 from policies.rules.base import Rule
 from policies.rules.ebs_encrypted import RULE as EBS_ENCRYPTED
 from policies.rules.gpu_capacity_vs_utilisation import RULE as GPU_CAPACITY_VS_UTILISATION
@@ -51,7 +52,8 @@ def get_rule(rule_id: str) -> Rule:
     try:
         return _BY_ID[rule_id]
     except KeyError:
-        raise KeyError(f"unknown policy {rule_id!r} (known: {', '.join(_BY_ID)})") from None
+        raise KeyError(f"unknown policy {rule_id!r}{did_you_mean(rule_id, _BY_ID)} "
+                       f"(known: {', '.join(_BY_ID)})") from None
 
 
 def rule_ids() -> tuple[str, ...]:

@@ -159,7 +159,7 @@ def test_karpenter_gpu_must_be_in_the_catalog() -> None:
 def test_validate_cli_lists_kubernetes_pools(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", "prod"]) == 0
     out = capsys.readouterr().out
-    assert "onprem: Kubernetes (context onprem-gpu, 1.31), L40S, 2 team(s), 2 workload(s)" in out
+    assert "onprem: Kubernetes (context onprem-gpu, 1.31), L40S, 2 teams, 2 workloads" in out
 
 
 # --------------------------------------------------------------------------- remote-GPU proxy

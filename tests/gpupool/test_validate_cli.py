@@ -49,18 +49,34 @@ def gpupool(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
-def test_shipped_stacks_are_valid_by_name(stack: str) -> None:
+@pytest.mark.parametrize(("stack", "holds"), [
+    ("dev", "2 pools"),
+    ("staging", "2 pools, 1 remote-GPU tier"),
+    ("prod", "3 pools, 1 Kubernetes pool, 1 remote-GPU tier"),
+])
+def test_shipped_stacks_are_valid_by_name(stack: str, holds: str) -> None:
+    """The headline counts what the lines below it list (pools, Kubernetes pools, tiers)."""
     proc = gpupool("validate", stack)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith(f"stacks/Pulumi.{stack}.yaml: valid, ")
+    assert proc.stdout.splitlines()[0] == f"stacks/Pulumi.{stack}.yaml: valid: {holds}"
     assert "inference: T4 on x86_64 -> g4dn.xlarge" in proc.stdout
+
+
+def test_a_stack_of_remote_gpu_tiers_alone_counts_its_tier() -> None:
+    """A team's CPU services and their proxies (remote-gpu-client): no plain pool, one tier,
+    and the headline says so (it said "0 pool(s)" above the tier's line)."""
+    golden = ROOT / "tests" / "fixtures" / "golden" / "Pulumi.speech-staging.yaml"
+    proc = gpupool("validate", str(golden))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].endswith("Pulumi.speech-staging.yaml: valid: 1 remote-GPU tier")
+    assert lines[1].startswith("  remote-gpu: remote GPU tier, T4 -> g4dn.2xlarge")
 
 
 def test_stack_as_a_path_from_another_directory(tmp_path: Path) -> None:
     proc = gpupool("validate", str(ROOT / "stacks" / "Pulumi.dev.yaml"), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith(f"{ROOT}/stacks/Pulumi.dev.yaml: valid, 2 pool(s)")
+    assert proc.stdout.startswith(f"{ROOT}/stacks/Pulumi.dev.yaml: valid: 2 pools\n")
     assert "arm-inference: T4g on arm64 -> g5g.xlarge" in proc.stdout
 
 
@@ -92,6 +108,15 @@ def test_unknown_stack_name_is_one_line(tmp_path: Path) -> None:
     assert proc.stderr.splitlines() == [
         "gpupool validate: stacks/Pulumi.qa.yaml: expected a stack file for stack 'qa', but "
         "there is none (known stacks: dev, prod, staging)"
+    ]
+
+
+def test_a_mistyped_stack_name_gets_a_did_you_mean() -> None:
+    proc = gpupool("validate", "stagin")
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        "gpupool validate: stacks/Pulumi.stagin.yaml: expected a stack file for stack 'stagin', "
+        "but there is none (did you mean staging?) (known stacks: dev, prod, staging)"
     ]
 
 

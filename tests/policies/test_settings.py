@@ -67,7 +67,8 @@ def test_the_same_file_as_json_for_the_pack(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("text", "expected"), [
     ("gpu-smallest: disabled\n",
-     "policy.yaml: gpu-smallest: unknown policy ID (known: gpu-no-vertical-upsize, "),
+     "policy.yaml: gpu-smallest: unknown policy ID (did you mean gpu-smallest-instance?) "
+     "(known: gpu-no-vertical-upsize, "),
     ("gpu-smallest-instance: off\n",
      "policy.yaml: gpu-smallest-instance: expected one of mandatory, advisory, disabled, "
      "got False (YAML reads on/off/yes/no as booleans: write disabled)"),
@@ -141,7 +142,10 @@ def test_waivers_parse_match_and_judge_themselves(tmp_path: Path) -> None:
      "waivers.yaml: waivers[0].expires: expected a date YYYY-MM-DD (the last day the waiver "
      "applies), got '31/03/2026'"),
     ("waivers:\n  - {id: a, policy: ebs, resource: x}\n",
-     "waivers.yaml: waivers[0].policy: unknown policy ID 'ebs'"),
+     "waivers.yaml: waivers[0].policy: unknown policy ID 'ebs' (known: "),
+    ("waivers:\n  - {id: a, policy: ebs-encrypt, resource: x}\n",
+     "waivers.yaml: waivers[0].policy: unknown policy ID 'ebs-encrypt' (did you mean "
+     "ebs-encrypted?) (known: "),
     ("waivers:\n  - {id: a, policy: ebs-encrypted, resource: x, team: y}\n",
      "waivers.yaml: waivers[0].team: unknown key"),
     ("waivers:\n  - {id: a, policy: ebs-encrypted, resource: x}\n"

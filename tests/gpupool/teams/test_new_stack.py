@@ -199,6 +199,14 @@ def test_missing_teams_file(project: Path) -> None:
     assert "stacks/teams.yaml: no teams file" in err
 
 
+def test_a_mistyped_template_name_gets_a_did_you_mean(project: Path) -> None:
+    err = refused(project, "research", "dev", "--template", "inferance-service")
+    assert err.splitlines() == [
+        "gpupool new-stack: --template inferance-service: expected one of batch-training, "
+        "inference-service, notebook, remote-gpu-client or the path of a template file (did "
+        "you mean inference-service?)"]
+
+
 def test_template_files_are_validated(project: Path) -> None:
     bad = project / "mine.yaml"
     bad.write_text("description: mine\npool: {name: x, maxSize: 99, instanceType: p5.48xlarge}\n")

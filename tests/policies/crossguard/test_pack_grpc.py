@@ -235,7 +235,8 @@ def test_bad_config_is_refused_at_configure_with_every_problem(
     assert "INVALID_ARGUMENT" in msg and "invalid policy pack config for gpupool" in msg
     assert "gpu-smallest-instance: maxPerGpuPremiumPct:" in msg
     assert f"baseline {tmp_path / 'missing.json'}: cannot read it" in msg
-    assert "gpu-smallest-instanse: pack gpupool has no such policy" in msg
+    assert ("gpu-smallest-instanse: pack gpupool has no such policy (did you mean "
+            "gpu-smallest-instance?)") in msg
     # Had the CLI carried on, the policy would not pass either: it reports the problem.
     [d] = pack.analyze(LT, "pool", clean_template("g4dn.xlarge")).for_policy(
         "gpu-smallest-instance")
