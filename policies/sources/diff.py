@@ -14,6 +14,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from gpupool.errors import InputError
 from policies.model import ChangeKind, Plan, ResourceChange, resource_kind
 from policies.sources import offline
 from policies.sources.gitplan import PlanRun, repo_root, resolve_commit, worktree
@@ -73,8 +74,8 @@ def plan_stacks(stacks: Sequence[str], *, base: str | None, cwd: Path) -> list[P
         with ExitStack() as cleanup:
             runs = [cleanup.enter_context(PlanRun(s, cwd, cwd, o))
                     for s, o in zip(stacks, origins, strict=True)]
-            return [diff_offline_plans(None, r.result(), o)
-                    for r, o in zip(runs, origins, strict=True)]
+            docs = _results(runs)
+            return [diff_offline_plans(None, d, o) for d, o in zip(docs, origins, strict=True)]
     repo = repo_root(cwd, base).resolve()
     commit = resolve_commit(repo, base)
     at_ref = [_stack_at_ref(s, cwd, repo) for s in stacks]
@@ -93,10 +94,25 @@ def plan_stacks(stacks: Sequence[str], *, base: str | None, cwd: Path) -> list[P
             stack_arg = str(tree / ref_stack) if ref_stack is not None else s
             bases.append(cleanup.enter_context(
                 PlanRun(stack_arg, ref_cwd, tree, f"stack {s} @ {base}")))
-        base_docs = [None if b is None else b.result() for b in bases]
-        head_docs = [h.result() for h in heads]
+        head_docs = _results(heads)  # every stack's problems at once, the working tree's first
+        base_docs = _results(bases)
     return [diff_offline_plans(b, h, f"stack {s} @ {base}..worktree")
             for s, b, h in zip(stacks, base_docs, head_docs, strict=True)]
+
+
+def _results(runs: Sequence[PlanRun | None]) -> list[Any]:
+    """Each run's plan document (None for no run), or one InputError with every run's
+    problems: a check of several stacks reports all that is wrong, not the first stack's."""
+    docs: list[Any] = []
+    problems: list[str] = []
+    for run in runs:
+        try:
+            docs.append(None if run is None else run.result())
+        except InputError as e:
+            problems += e.problems
+    if problems:
+        raise InputError(problems)
+    return docs
 
 
 def _stack_at_ref(stack: str, cwd: Path, repo: Path) -> tuple[Path | None, Path]:

@@ -33,6 +33,18 @@ def _first_line(stderr: str) -> str:
     return lines[-1] if lines[0].startswith("Traceback") else lines[0]
 
 
+def _problem_lines(stderr: str, code: int) -> list[str]:
+    """What a failed ``gpupool plan`` said: on bad input (exit 2) every problem it listed, one
+    line each (a stack with three config errors shows three, as ``gpupool validate`` does);
+    otherwise the line that says what went wrong."""
+    if code == 2:
+        listed = [line.strip() for line in stderr.splitlines()
+                  if line.startswith("gpupool plan: ")]
+        if listed:
+            return listed
+    return [_first_line(stderr) or f"exit {code}"]
+
+
 def git(repo: Path, *args: str) -> str:
     """Run git in ``repo``; its first stderr line becomes the InputError on failure."""
     try:
@@ -136,8 +148,9 @@ class PlanRun:
             ) from None
         try:
             if self._proc.returncode != 0:
-                why = _first_line(stderr) or f"exit {self._proc.returncode}"
-                raise problem(f"{self.label}: gpupool plan failed: {why}")
+                whys = _problem_lines(stderr, self._proc.returncode)
+                raise InputError([problem(f"{self.label}: gpupool plan failed: {why}").problems[0]
+                                  for why in whys])
             return read_json(self._out, f"{self.label}: gpupool plan output")
         finally:
             self._cleanup()
