@@ -12,7 +12,8 @@ which carries AWS's own DescribeInstanceTypes data (no AWS account exists on the
 
     .venv/bin/moto_server -H 127.0.0.1 -p 5055 &
     AWS_ENDPOINT_URL=http://127.0.0.1:5055 AWS_ACCESS_KEY_ID=testing \\
-        AWS_SECRET_ACCESS_KEY=testing .venv/bin/gpupool catalog refresh
+        AWS_SECRET_ACCESS_KEY=testing .venv/bin/gpupool catalog refresh \\
+        --output gpupool/catalog/data/gpu-instance-types.json
 
 ``tests/gpupool/test_catalog_refresh.py`` repeats that run and asserts the result equals the
 bundled file apart from its timestamp, so the shipped data provably comes from the API.
@@ -44,7 +45,8 @@ _GENERATED_BY = "gpupool catalog refresh"
 
 
 def bundled_data_path() -> Path:
-    """Where the bundled catalog lives (the default output of a refresh)."""
+    """Where the bundled catalog lives (a refresh writes to the current directory unless told
+    this path with ``--output``)."""
     return Path(str(resources.files("gpupool.catalog").joinpath("data", "gpu-instance-types.json")))
 
 

@@ -24,8 +24,11 @@ def add_catalog(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     r = command(csub, "refresh", "rebuild the catalog from EC2 DescribeInstanceTypes",
                 "Regenerate the catalog data file from EC2 DescribeInstanceTypes (boto3, "
                 "honours AWS_ENDPOINT_URL) joined with the recorded price list.",
-                ["gpupool catalog refresh --output /tmp/catalog.json"])
-    r.add_argument("--output", metavar="FILE", help="where to write (default: the bundled file)")
+                ["gpupool catalog refresh",
+                 "gpupool catalog refresh --output gpupool/catalog/data/gpu-instance-types.json"])
+    r.add_argument("--output", metavar="FILE",
+                   help="where to write (default: gpu-instance-types.json in the current "
+                        "directory, never the installed package)")
     r.add_argument("--region", default="us-east-1")
     r.add_argument("--prices", metavar="FILE", help="price list JSON (default: the bundled one)")
 

@@ -36,6 +36,22 @@ def test_refresh_from_moto_reproduces_the_bundled_file(
     assert "no recorded price for" in stdout
 
 
+def test_without_output_it_writes_to_the_current_directory_not_the_package(
+    aws_env: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An installed package is not the user's to edit (and rarely writable): the refresh lands
+    in the working directory, for review, and the bundled catalog stays as shipped."""
+    bundled = bundled_data_path()
+    before = (bundled.read_bytes(), bundled.stat().st_mtime_ns)
+    monkeypatch.chdir(tmp_path)
+    assert main(["catalog", "refresh"]) == 0
+    assert (bundled.read_bytes(), bundled.stat().st_mtime_ns) == before
+    written = tmp_path / "gpu-instance-types.json"
+    assert json.loads(written.read_text())["types"]
+    assert f"to {written} " in capsys.readouterr().out
+
+
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
