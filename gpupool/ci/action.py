@@ -33,9 +33,15 @@ from pathlib import Path
 from gpupool.ci import github, sarif
 from gpupool.ci.git import Git
 from gpupool.ci.inputs import Inputs, parse
-from gpupool.ci.report import Run, comment, verdict_word
+from gpupool.ci.report import Context, Run, comment, verdict_word
 from gpupool.ci.stacks import StackPicker
-from gpupool.ci.trusted import Trusted, governed_changes, quota_setting, trusted_files
+from gpupool.ci.trusted import (
+    Trusted,
+    governed_changes,
+    new_teams,
+    quota_setting,
+    trusted_files,
+)
 from gpupool.errors import InputError
 
 
@@ -64,13 +70,15 @@ class Action:
         name = file_label(label)
         sarif_path = self.out / "reports" / f"{name}.sarif"
         md_path = self.out / "reports" / f"{name}.md"
+        json_path = self.out / "reports" / f"{name}.json"
         done = self.gpupool("check", *target, *extra, "--format", f"sarif={sarif_path}",
-                            "--format", f"markdown={md_path}")
+                            "--format", f"markdown={md_path}", "--format", f"json={json_path}")
         if done.returncode == 2 or not md_path.is_file():
             return Run(label, 2 if done.returncode in (0, 2) else done.returncode, "", None,
                        done.stderr.strip() or "gpupool check wrote no report")
         return Run(label, done.returncode, md_path.read_text(encoding="utf-8"),
-                   sarif_path if sarif_path.is_file() else None, done.stderr.strip())
+                   sarif_path if sarif_path.is_file() else None, done.stderr.strip(),
+                   cost=_cost_changes(json_path))
 
     # -- the whole run -------------------------------------------------------------------------
 
@@ -163,7 +171,8 @@ class Action:
         code = exit_code(runs, counts, self.i.fail_level)
         verdict = ("error" if any(r.code == 2 for r in runs)
                    else "fail" if any(r.code == 1 for r in runs) else "pass")
-        text = comment(runs, stacks, governed, trusted, comparison, verdict)
+        text = comment(runs, Context(stacks, governed, trusted, comparison, verdict,
+                                     new_teams(trusted), self.i.teams or "the teams file"))
         comment_path = self.out / "comment.md"
         comment_path.write_text(text, encoding="utf-8")
         for f in governed:
@@ -196,6 +205,17 @@ def exit_code(runs: Sequence[Run], counts: dict[str, int], fail_level: str) -> i
     if fail_level == "advisory":
         failed = failed or counts.get("warning", 0) > 0
     return 1 if failed else 0
+
+
+def _cost_changes(path: Path) -> tuple[float | None, ...] | None:
+    """Each GPU resource's cost change ($/h) from a check's JSON report (None: unreadable)."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        lines = doc.get("cost", [])
+        return tuple(c.get("delta_per_hour") if isinstance(c.get("delta_per_hour"), int | float)
+                     else None for c in lines)
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def file_label(label: str) -> str:

@@ -9,6 +9,7 @@ PR's own version would give.
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from gpupool.ci.inputs import Inputs
 
 # Paths whose change alters what judges a pull request (besides the config, waivers and teams).
 GOVERNED = (".github/**", "action.yml", "CODEOWNERS", "policies/**")
+_TEAM = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")  # a team name (gpupool.teams.models)
 
 
 @dataclass
@@ -77,6 +79,31 @@ def governed_changes(changed: list[str], trusted: Trusted, git: Git,
     policy = {git.repo_path(p) for p in trusted.changed}
     return sorted({f for f in changed
                    if f in policy or any(fnmatch.fnmatch(f, p) for p in patterns)})
+
+
+def new_teams(trusted: Trusted) -> list[str]:
+    """Teams the pull request's teams file names and the base branch's does not (their first
+    stacks fail team-gpu-quota until the teams change is merged: the comment says why)."""
+    base, head = trusted.arg("--teams"), trusted.head_arg("--teams")
+    if head is None or base == head:
+        return []
+    ours = _team_names(head)
+    theirs = _team_names(base) if base is not None else set()
+    if ours is None or theirs is None:
+        return []
+    return sorted(t for t in ours - theirs if _TEAM.match(t))  # only names a team may have
+
+
+def _team_names(path: str) -> set[str] | None:
+    from gpupool.errors import InputError
+    from gpupool.yamlio import read_yaml
+
+    try:
+        doc = read_yaml(path)
+    except InputError:
+        return None  # broken: the checks report it
+    teams = doc.get("teams") if isinstance(doc, dict) else None
+    return {str(k) for k in teams} if isinstance(teams, dict) else None
 
 
 def quota_setting(trusted: Trusted) -> object | None:

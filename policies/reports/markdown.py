@@ -39,6 +39,10 @@ from policies.result import Result
 
 GITHUB_COMMENT_LIMIT: Final = 65_536
 MARKER: Final = "<!-- gpupool-check -->"  # lets a workflow find and update its own comment
+# Opens each section (findings, cost, errors, waived, policies): invisible on GitHub, it lets the
+# gpupool action put several reports in one comment with one policy table and its own cost line
+# (gpupool.ci.report reads it; user text is escaped, so no plan can forge one).
+SECTION: Final = "<!-- gpupool-section: {name} -->"
 
 _ICON = {"blocking": "❌", "advisory": "⚠️", "cannot verify": "❔", "waived": "⏸️"}
 _PUNCT = re.compile(r"([\\`*_\[\]<>|~$&#!])")
@@ -67,6 +71,7 @@ class _Section:
     """Lines around a table whose rows may be cut to fit; ``priority`` 0 is filled first."""
 
     priority: int
+    name: str  # its SECTION marker
     before: list[str]
     rows: list[str] = field(default_factory=list)
     after: list[str] = field(default_factory=list)
@@ -92,6 +97,8 @@ def render(result: Result, *, limit: int = GITHUB_COMMENT_LIMIT) -> str:
         head += ["No findings.", ""]
     candidates = (_findings, _cost, _errors, _waived, _policies)
     sections = [s for s in (make(result) for make in candidates) if s is not None]
+    for s in sections:
+        s.before.insert(0, SECTION.format(name=s.name))
     _fit(head, sections, limit)
     body = list(head)
     for s in sections:  # display order is the list order; priority only decides what is cut
@@ -168,6 +175,7 @@ def _findings(result: Result) -> _Section | None:
         return None
     return _Section(
         priority=0,
+        name="findings",
         before=[
             "| | Policy | Enforcement | Resource | Message |",
             "| --- | --- | --- | --- | --- |",
@@ -208,6 +216,7 @@ def _cost(result: Result) -> _Section | None:
         )
     return _Section(
         priority=1,
+        name="cost",
         before=[
             "### GPU cost change (on-demand)",
             "",
@@ -228,6 +237,7 @@ def _errors(result: Result) -> _Section | None:
         return None
     return _Section(
         priority=2,
+        name="errors",
         before=[
             f"<details><summary>Rule errors ({len(result.errors)}) — "
             "a rule that cannot run fails the check</summary>",
@@ -251,6 +261,7 @@ def _waived(result: Result) -> _Section | None:
         return None
     return _Section(
         priority=3,
+        name="waived",
         before=[
             f"<details><summary>Waived ({len(waived)})</summary>",
             "",
@@ -273,6 +284,7 @@ def _policies(result: Result) -> _Section | None:
         return None
     return _Section(
         priority=4,
+        name="policies",
         before=[
             f"<details><summary>Policies ({len(policies)})</summary>",
             "",

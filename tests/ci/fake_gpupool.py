@@ -1,7 +1,9 @@
 """A stand-in for ``gpupool`` in the action's tests: writes the report it is asked for.
 
 FAKE_CODES="dev=1,staging=2" sets the exit code per stack (``plans`` for plan files; default 0);
-FAKE_ROWS sets the markdown report's table rows (a large value makes a report over the limit).
+FAKE_ROWS sets the markdown report's table rows (a large value makes a report over the limit);
+FAKE_COST="dev=3.2192" gives a stack's report one GPU cost line of that change in $/h (an empty
+value: an unpriced one), and FAKE_QUIET="dev" a report with no findings (no table).
 """
 
 from __future__ import annotations
@@ -44,12 +46,27 @@ def write(fmt: str, out: str, label: str, code: int) -> None:
         text = json.dumps(doc)
     elif fmt == "markdown":
         rows = int(os.environ.get("FAKE_ROWS", "3"))
-        text = "\n".join(["<!-- gpupool-check -->", f"## {label}", "", "| a | b |",
-                          "| --- | --- |", *[f"| {label} {i} | {'y' * 60} |" for i in range(rows)]])
+        table = ["<!-- gpupool-section: findings -->", "| a | b |", "| --- | --- |",
+                 *[f"| {label} {i} | {'y' * 60} |" for i in range(rows)]]
+        if label in os.environ.get("FAKE_QUIET", "").split(","):
+            table = ["No findings."]
+        cost = _costs().get(label)
+        if cost is not None:
+            table += ["", "<!-- gpupool-section: cost -->", "### GPU cost change",
+                      f"{label} {cost}"]
+        text = "\n".join(["<!-- gpupool-check -->", f"## {label}", "", f"{label} summary", "",
+                          *table, "", "<!-- gpupool-section: policies -->",
+                          f"<details><summary>Policies of {label}</summary>", "", "</details>"])
     else:
-        text = json.dumps({"verdict": "fail" if code else "pass"})
+        cost = _costs().get(label)
+        lines = [] if cost is None else [{"delta_per_hour": float(cost) if cost else None}]
+        text = json.dumps({"verdict": "fail" if code else "pass", "cost": lines})
     with open(out, "w", encoding="utf-8") as f:
         f.write(text + "\n")
+
+
+def _costs() -> dict[str, str]:
+    return dict(p.split("=") for p in os.environ.get("FAKE_COST", "").split(",") if p)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,16 @@ def outputs(tmp_path: Path) -> dict[str, str]:
     return runner_outputs((tmp_path / "github-output").read_text())
 
 
+def visible(text: str) -> list[str]:
+    """The comment's lines a reader sees before opening any ``<details>``."""
+    out, depth = [], 0
+    for line in text.splitlines():
+        depth += line.count("<details") - line.count("</details>")
+        if depth == 0 and "</details>" not in line:
+            out.append(line)
+    return out
+
+
 def edit_stack(repo: Repo, name: str = "dev", max_size: int = 8) -> None:
     path = repo.path / "stacks" / f"Pulumi.{name}.yaml"
     doc = yaml.safe_load(path.read_text())
@@ -53,8 +63,8 @@ def test_only_the_changed_stack_is_checked_with_the_base_policy_files(
     assert stack_checks(repo) == [
         ["--stack", "dev", "--base", repo.base, "--config", str(trusted / "policy-config.json"),
          "--teams", str(trusted / "teams.yaml"), "--format", f"sarif={reports / 'dev.sarif'}",
-         "--format", f"markdown={reports / 'dev.md'}"],
-    ]  # one evaluation writes both reports
+         "--format", f"markdown={reports / 'dev.md'}", "--format", f"json={reports / 'dev.json'}"],
+    ]  # one evaluation writes every report
     o = outputs(tmp_path)
     assert o["verdict"] == "pass" and o["stacks"] == "dev" and o["governed-changes"] == ""
     # and the team quotas once more over every stack's plan joined, with only that policy on
@@ -267,3 +277,10 @@ def test_end_to_end_with_the_real_kit(repo: Repo, run_action: RunAction, tmp_pat
     assert doc["runs"][0]["automationDetails"] == {"id": "gpupool/dev/"}
     assert any(r["ruleId"] == "team-gpu-quota" for r in doc["runs"][0]["results"])
     assert "### Team quotas across every stack: ❌ fail" in comment
+    # one screen (issue 16 item 24): one policy table, folded; the quota section says what the
+    # pull request adds (nothing: it only raises a quota), never dev planned as if new
+    assert comment.count("<summary>Policies (") == 1
+    quota = comment[comment.index("### Team quotas"):comment.index("### Policies")]
+    assert "This pull request changes no GPU cost." in quota and "GPU cost change" not in quota
+    assert "1 stack checked (1 not passing) · this pull request changes no GPU cost" in comment
+    assert len(visible(comment)) <= 40, "\n".join(visible(comment))
