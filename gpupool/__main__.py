@@ -1,3 +1,3 @@
-from gpupool.cli import main
+from gpupool.cli import script
 
-raise SystemExit(main())
+script()

@@ -57,7 +57,9 @@ def read_bytes(path: str | Path, shown: str | None = None, *, allow_stdin: bool 
     if stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(21, "Is a directory", name)
     with open(name, "rb") as f:
-        return f.read() if limit is None else f.read(limit + 1)
+        if limit is None or (stat.S_ISREG(st.st_mode) and st.st_size <= limit):
+            return f.read()  # read(limit + 1) would allocate limit + 1 bytes for every file
+        return f.read(limit + 1)
 
 
 _KINDS: Final = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),

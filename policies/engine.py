@@ -99,7 +99,8 @@ def _evaluate(plans: Sequence[Plan], settings: Settings, catalog: Catalog | None
         resources_evaluated=evaluated,
         cost=cost,
         gpu_objects=GpuObjects(census.judged, tuple(
-            KindCount(kind, api, n) for (kind, api), n in sorted(census.not_understood.items()))),
+            KindCount(kind, api, n) for (kind, api), n in sorted(census.not_understood.items())),
+            census.objects),
     )
 
 

@@ -101,18 +101,22 @@ class GpuObjects:
 
     judged: int = 0
     not_understood: tuple[KindCount, ...] = ()
+    objects: int = 0  # Kubernetes objects read
 
     @property
     def seen(self) -> bool:
-        return bool(self.judged or self.not_understood)
+        return bool(self.objects or self.judged or self.not_understood)
 
     @property
     def skipped(self) -> int:
         return sum(k.objects for k in self.not_understood)
 
     def sentence(self) -> str:
-        """``4 GPU objects judged; 1 not understood: Experiment kubeflow.org/v1beta1``."""
+        """``4 GPU objects judged (of 9 objects); 1 not understood: Experiment
+        kubeflow.org/v1beta1``."""
         out = f"{self.judged} GPU object{'s' if self.judged != 1 else ''} judged"
+        if self.objects:
+            out += f" (of {self.objects} object{'s' if self.objects != 1 else ''})"
         if self.not_understood:
             kinds = ", ".join(k.shown() for k in self.not_understood)
             out += f"; {self.skipped} not understood: {kinds}"
@@ -172,6 +176,7 @@ class Result:
                 "waived": sum(1 for v in self.violations if v.waived_by is not None),
                 "cost_delta_per_hour": _sum_known(c.delta_per_hour for c in self.cost),
                 "kubernetes": {
+                    "objects": self.gpu_objects.objects,
                     "gpu_objects_judged": self.gpu_objects.judged,
                     "gpu_objects_not_understood": self.gpu_objects.skipped,
                     "kinds_not_understood": [

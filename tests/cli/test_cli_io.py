@@ -17,6 +17,8 @@ from cli_support import ROOT, TF_PASS, TF_UPSIZE, run_in_process, run_process, w
 
 from gpupool.output import _resolve
 
+K8S_WORKLOADS = ROOT / "tests" / "fixtures" / "kubernetes-workloads"
+
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
@@ -91,6 +93,20 @@ def test_a_closed_pipe_is_not_a_failure(args: list[str]) -> None:
 
 def test_check_keeps_its_verdict_on_a_closed_pipe() -> None:
     assert _closed_pipe(["check", str(TF_UPSIZE)]) == (1, "")
+
+
+def test_the_script_leaves_fast_with_everything_written(tmp_path: Path) -> None:
+    """The console script skips the interpreter's teardown (gpupool.cli.script): the report it
+    wrote to a pipe and to a file is whole, and the exit code is the verdict's."""
+    out = tmp_path / "report.md"
+    p = subprocess.run([sys.executable, "-m", "gpupool", "check", str(K8S_WORKLOADS),
+                        "--format", "json", "--format", f"markdown={out}"], cwd=ROOT, env=_env(),
+                       capture_output=True, timeout=120)
+    assert p.returncode == 1, p.stderr
+    doc = json.loads(p.stdout)  # all of it: flushed before the fast exit
+    assert doc["summary"]["kubernetes"]["gpu_objects_judged"] == 17
+    markdown = out.read_text()
+    assert "Kubernetes: 17 GPU objects judged" in markdown and markdown.endswith("\n")
 
 
 # -- standard input and FIFOs ---------------------------------------------------------------

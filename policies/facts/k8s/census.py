@@ -12,25 +12,33 @@ from policies.model import ChangeKind, ResourceChange, ResourceKind
 
 _KINDS: Final = frozenset({ResourceKind.K8S_WORKLOAD, ResourceKind.K8S_MANIFEST,
                            ResourceKind.K8S_OBJECT})
+_OTHERS: Final = frozenset({ResourceKind.K8S_NAMESPACE, ResourceKind.K8S_RESOURCE_QUOTA,
+                            ResourceKind.K8S_AUTOSCALER, ResourceKind.KARPENTER_NODE_POOL})
 _GONE: Final = (ChangeKind.DELETE, ChangeKind.READ)
 
 
 @dataclass
 class Census:
-    """``judged``: objects a reader read whose pods ask for GPUs (or may: unknown until apply).
-    ``not_understood``: (kind, API version) → objects that ask for an accelerator and that no
-    reader understands."""
+    """``objects``: Kubernetes objects read. ``judged``: those a reader read whose pods ask for
+    GPUs (or may: unknown until apply). ``not_understood``: (kind, API version) → objects that
+    ask for an accelerator and that no reader understands."""
 
+    objects: int = 0
     judged: int = 0
     not_understood: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def add(self, changes: Iterable[ResourceChange]) -> Census:
         for change in changes:
-            if change.kind not in _KINDS or change.change in _GONE:
+            if change.change in _GONE:
+                continue
+            if change.kind in _OTHERS:
+                self.objects += 1
+            if change.kind not in _KINDS:
                 continue
             found = read(change)
             if found is None:
                 continue
+            self.objects += 1
             if found.workload is not None:
                 self.judged += found.workload.gpu
             elif found.stray:

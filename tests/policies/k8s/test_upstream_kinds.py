@@ -114,16 +114,27 @@ def test_messages_name_the_role_the_path_and_the_fix() -> None:
 def test_the_directory_together_and_its_census() -> None:
     result = evaluate(load_plans([str(FIXTURES)]), load_settings(None, None))
     summary = result.to_json()["summary"]["kubernetes"]
-    assert summary == {"gpu_objects_judged": 17, "gpu_objects_not_understood": 1,
+    assert summary == {"objects": 35, "gpu_objects_judged": 17, "gpu_objects_not_understood": 1,
                        "kinds_not_understood": [{"kind": "Experiment",
                                                  "api_version": "kubeflow.org/v1beta1",
                                                  "objects": 1}]}
     from policies.reports import render
 
     text = render(result, "text")
-    assert ("Kubernetes: 17 GPU objects judged; 1 not understood: Experiment "
+    assert ("Kubernetes: 17 GPU objects judged (of 35 objects); 1 not understood: Experiment "
             "kubeflow.org/v1beta1)") in text.splitlines()[-1]
-    assert "Kubernetes: 17 GPU objects judged; 1 not understood" in render(result, "markdown")
+    assert "Kubernetes: 17 GPU objects judged (of 35 objects); 1 not understood" in render(
+        result, "markdown")
+    # a check of a Terraform plan says nothing about Kubernetes; one of manifests always does
+    tf = evaluate(load_plans([str(FIXTURES.parent / "terraform" / "upsize-g4dn.json")]),
+                  load_settings(None, None))
+    assert "Kubernetes" not in render(tf, "text")
+    assert tf.to_json()["summary"]["kubernetes"]["objects"] == 0
+    plugin = evaluate(load_plans([str(FIXTURES.parent / "kubernetes" /
+                                      "nvidia-device-plugin-v0.20.0.yml")]),
+                      load_settings(None, None))
+    assert "PASS: no violations (1 resource evaluated in" in render(plugin, "text")
+    assert "Kubernetes: 0 GPU objects judged (of 1 object))" in render(plugin, "text")
 
 
 # ------------------------------------------------------------------ the reader API, per kind
