@@ -62,12 +62,14 @@ def _first_order(profile: Profile, net: NetworkGiven, eps: float,
     return out
 
 
-def _headline(model: Model, net: NetworkGiven) -> dict[str, Any]:
+def _headline(model: Model, net: NetworkGiven, deciding_only: bool = False) -> dict[str, Any]:
     """The model's answers to what the network given leaves open."""
     out: dict[str, Any] = {}
     r, b = net.rtt_us, net.bandwidth_gbps
     if r is not None and b is not None:
         out["predicted_overhead"] = model.overhead(r, b)
+        if deciding_only:
+            return out
     if b is not None:
         out["rtt_max_us"] = model.rtt_max(b)
     if r is not None:
@@ -147,7 +149,9 @@ def assess(profile: Profile, net: NetworkGiven, max_overhead: float, *, top: int
         result["rtt_unbounded"] = True  # null above means "no limit", not "infeasible"
     if figures.get("bandwidth_min_gbps") == 0.0:
         result["bandwidth_unbounded"] = True
-    theirs = _headline(other_model, net)
+    # the other model's deciding figure only (the overhead when both are known), not all three:
+    # every solve is several replays of the trace
+    theirs = _headline(other_model, net, deciding_only=True)
     result["other_latency"] = {"latency": str(other), "rtt_unbounded": theirs.get(
         "rtt_max_us") == math.inf, **{k: json_number(v) for k, v in theirs.items()}}
     if net.kind is not None:

@@ -91,6 +91,10 @@ def cheapest_proxy(catalog: Catalog, model: Model, eps: float,
     out: dict[str, Any] = {"scope": scope, "price_region": catalog.price_region,
                            "candidates": len(options), "found": None}
     failed: list[tuple[float, float]] = []  # (floor, flow) pairs over the budget
+    if options:  # the best figures any candidate has: when they fail, every candidate does
+        best = (min(o.rtt_floor_us for *_, o in options), max(o.flow_gbps for *_, o in options))
+        if not meets(model.overhead(*best), eps):
+            failed.append(best)
     for price, _, _, t, o in options:
         # the overhead never falls with a longer RTT or a thinner flow: a pair no better than
         # one that failed fails too, without a replay

@@ -158,12 +158,14 @@ def test_probe_json_with_a_profile_judges_the_budget(server: Server) -> None:
     code, r, _ = probe_json(f"{host}:{port}", "--seconds", "0.3", "--profile", str(BERT))
     assert code == 1 and r["verdict"] == "fail" and r["model"] == "first-order"
     # 12,000 sync calls at the median RTT, 1.2 GB to the GPU at the client → server
-    # bandwidth and 0.3 GB back at the server → client one, over 2 s
+    # bandwidth and 0.3 GB back at the server → client one, over 2 s; serialised latency (the
+    # default) adds what 80,000 async calls x RTT/2 on the link run past the 2 s local run
     up = r["bandwidth"]["client_to_server"]["gbps"]
     down = r["bandwidth"]["server_to_client"]["gbps"]
-    expected = (12000 * r["rtt_us"]["p50"] * 1e-6 + 9.6e9 / (up * 1e9)
-                + 2.4e9 / (down * 1e9)) / 2
-    assert r["predicted_overhead"] == pytest.approx(expected)
+    rtt = r["rtt_us"]["p50"]
+    expected = (12000 * rtt * 1e-6 + 9.6e9 / (up * 1e9) + 2.4e9 / (down * 1e9)
+                + max(0.0, 80000 * rtt / 2 * 1e-6 - 2.0)) / 2
+    assert r["latency"] == "serialised" and r["predicted_overhead"] == pytest.approx(expected)
 
 
 @pytest.mark.parametrize(("args", "message"), [
