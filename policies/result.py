@@ -132,6 +132,9 @@ class Result:
     resources_evaluated: int
     cost: Sequence[CostLine] = ()
     gpu_objects: GpuObjects = field(default_factory=GpuObjects)
+    # ``check --soft-fail``: violations are reported, the verdict says what they are, and the
+    # exit code is 0 all the same; a rule error still fails (the check did not finish).
+    soft_fail: bool = False
 
     @property
     def verdict(self) -> Literal["pass", "fail"]:
@@ -140,6 +143,8 @@ class Result:
 
     @property
     def exit_code(self) -> int:
+        if self.soft_fail and not self.errors:
+            return 0
         return 1 if self.verdict == "fail" else 0
 
     def to_json(self) -> dict[str, Any]:
@@ -196,6 +201,8 @@ class Result:
                 for c in self.cost
             ],
             "policies": [dict(p) for p in self.policies],
+            "exit_code": self.exit_code,
+            **({"soft_fail": True} if self.soft_fail else {}),
         }
 
 

@@ -38,7 +38,8 @@ def add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                   "gpupool check k8s/ rendered.yaml",
                   "gpupool check preview.json --format sarif --output gpupool.sarif",
                   "gpupool check --stack dev --format sarif=gpupool.sarif "
-                  "--format markdown=comment.md --format text"])
+                  "--format markdown=comment.md --format text",
+                  "gpupool check plan.json --skip-check gpu-chargeback-tags --soft-fail"])
     ch.add_argument("plans", metavar="PLAN_FILE", nargs="*",
                     help="plan files to check; - reads one from standard input")
     ch.add_argument("--stack", metavar="STACK", action="append",
@@ -60,6 +61,14 @@ def add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ch.add_argument("--teams", metavar="FILE",
                     help="teams file for team-gpu-quota (stacks/teams.yaml); not read by default")
     ch.add_argument("--changed-only", action="store_true", help="skip unchanged (no-op) resources")
+    # As Checkov users type them: comma-separated, repeatable, * as a wildcard (k8s-*).
+    ch.add_argument("--check", metavar="ID,…", action="append", dest="only_checks",
+                    help="run only these policies (comma-separated IDs or patterns such as "
+                         "k8s-*); every other policy is skipped")
+    ch.add_argument("--skip-check", metavar="ID,…", action="append", dest="skip_checks",
+                    help="skip these policies (comma-separated IDs or patterns)")
+    ch.add_argument("--soft-fail", action="store_true",
+                    help="report violations but exit 0 (bad input still exits 2, a rule error 1)")
 
 
 def add_render(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -1,7 +1,8 @@
 """``gpupool check [PLAN_FILE ...] [--stack STACK [--base GIT_REF]] [--format ...] [--output FILE]
-[--config FILE] [--waivers FILE]``.
+[--config FILE] [--waivers FILE] [--check ID,…] [--skip-check ID,…] [--soft-fail]``.
 
-Exit 0 when nothing blocks, 1 on a mandatory violation or a rule error, 2 on bad input or usage.
+Exit 0 when nothing blocks, 1 on a mandatory violation or a rule error, 2 on bad input or usage;
+``--soft-fail`` reports violations and exits 0 (a rule error still 1, bad input still 2).
 Every input problem (config, waivers, each plan file) is collected and reported at once, one
 line each, before anything is evaluated: a check that cannot read all of its input never
 reports a verdict, so unreadable input can never pass.
@@ -68,6 +69,12 @@ def _check(args: argparse.Namespace, plans_given: list[str], today: date | None)
     result = with_waiver_detail(result, settings)
     for note in getattr(settings, "notes", ()):
         sys.stderr.write(f"gpupool check: note: {note}\n")
+    if getattr(args, "soft_fail", False):
+        result = replace(result, soft_fail=True)
+        blocking = sum(1 for v in result.violations if v.blocking)
+        if blocking and not result.errors:
+            sys.stderr.write(f"gpupool check: note: --soft-fail: {blocking} mandatory "
+                             f"violation{'s' if blocking != 1 else ''} reported, exit 0\n")
 
     _emit(result, args)
     return result.exit_code
@@ -75,6 +82,7 @@ def _check(args: argparse.Namespace, plans_given: list[str], today: date | None)
 
 def _load_inputs(args: argparse.Namespace, plan_files: list[str]) -> tuple[Settings, list[Plan]]:
     """Settings and every plan, or one InputError listing every problem found."""
+    from policies.selection import select
     from policies.settings import load_settings
     from policies.sources import load_plans
 
@@ -82,6 +90,12 @@ def _load_inputs(args: argparse.Namespace, plan_files: list[str]) -> tuple[Setti
     settings = None
     try:
         settings = load_settings(args.config, args.waivers)
+    except InputError as e:
+        problems += e.problems
+    try:  # --check / --skip-check: unknown IDs are bad input even when the config is too
+        chosen = select(settings or _default_settings(), getattr(args, "only_checks", None),
+                        getattr(args, "skip_checks", None))
+        settings = chosen if settings is not None else None
     except InputError as e:
         problems += e.problems
     if settings is not None and getattr(args, "teams", None):
@@ -117,6 +131,12 @@ def _load_inputs(args: argparse.Namespace, plan_files: list[str]) -> tuple[Setti
         raise InputError(problems)
     assert settings is not None
     return settings, plans
+
+
+def _default_settings() -> Settings:
+    from policies.settings import Settings
+
+    return Settings.default()
 
 
 def _today(given: str | None) -> date | None:

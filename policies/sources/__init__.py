@@ -20,7 +20,7 @@ from gpupool.errors import InputError
 from gpupool.gcpause import paused_gc
 from gpupool.inputs import STDIN, shown_name
 from policies.model import Plan
-from policies.sources import kubernetes, offline, pulumi_events, pulumi_preview, terraform
+from policies.sources import hints, kubernetes, offline, pulumi_events, pulumi_preview, terraform
 from policies.sources.reading import (
     JsonLines,
     fail,
@@ -94,6 +94,9 @@ def detect(doc: Any, origin: str = "<input>") -> str:
             f"{origin}: expected a Pulumi preview, got a stack export (state); "
             "use `pulumi preview --json`"
         )
+    hint = hints.config_json_hint(doc, origin)
+    if hint is not None:
+        raise problem(hint)
     keys = ", ".join(sorted(map(str, doc))[:5]) or "none"
     raise problem(f"{origin}: expected {_EXPECTED}, got an object with keys: {keys}")
 
@@ -176,7 +179,33 @@ def _read_stream(name: str) -> tuple[str, Any]:
     if looks_like_json(raw):
         with paused_gc():
             return "json", parse_json_bytes(raw, shown)
+    hint = hints.text_hint(Path(name), raw[:65536], shown)
+    if hint is not None:  # `terraform show tfplan | gpupool check -`
+        raise problem(hint)
     return "yaml", kubernetes.parse_documents(raw, shown)
+
+
+def _text_hint(path: Path, shown: str) -> str | None:
+    """:func:`hints.text_hint` on a file's first 64 KiB (None when it cannot be read: the
+    manifest reader then says why)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(65536)
+    except OSError:
+        return None
+    return hints.text_hint(path, head, shown)
+
+
+def _dir_entries(name: str) -> list[tuple[Path, str]]:
+    """The manifest and JSON files of a directory (or the file itself); a directory of Terraform
+    configuration without any gets the line that says what to run."""
+    try:
+        return kubernetes.manifest_files(Path(name), name)
+    except InputError:
+        hint = hints.directory_hint(Path(name), name) if Path(name).is_dir() else None
+        if hint is not None:
+            raise problem(hint) from None
+        raise
 
 
 def load_plans(paths: Sequence[str]) -> list[Plan]:
@@ -209,9 +238,22 @@ def load_plans(paths: Sequence[str]) -> list[Plan]:
                     with paused_gc():
                         plans.append(parse_document(doc, shown))
                 continue
-            for path, shown in kubernetes.manifest_files(Path(name), name):
+            scanned = Path(name).is_dir()
+            for path, shown in _dir_entries(name):
                 try:  # every bad file of a directory is reported, not only the first
-                    manifests.extend(kubernetes.read_manifests(path, shown))
+                    hint = None if scanned else _text_hint(path, shown)
+                    if hint is not None:
+                        raise problem(hint)
+                    if scanned and path.suffix == ".json":  # a plan in the tree is a plan
+                        with paused_gc():
+                            doc = read_json(path, shown)
+                        if not kubernetes.is_object(doc):
+                            plans.append(parse_document(doc, shown))
+                            continue
+                        docs = [kubernetes.YamlDocument(0, 1, doc)]
+                        manifests.extend(kubernetes.manifests_of(docs, shown))
+                    else:
+                        manifests.extend(kubernetes.read_manifests(path, shown))
                 except InputError as e:
                     problems += e.problems
             manifest_paths.append(name)
