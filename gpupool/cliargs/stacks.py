@@ -67,6 +67,9 @@ def add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                          "k8s-*); every other policy is skipped")
     ch.add_argument("--skip-check", metavar="ID,…", action="append", dest="skip_checks",
                     help="skip these policies (comma-separated IDs or patterns)")
+    ch.add_argument("--tf-root", metavar="DIR",
+                    help="the Terraform root module's sources (*.tf): SARIF points Terraform "
+                         "findings at their .tf lines (default: the plan file's directory)")
     ch.add_argument("--soft-fail", action="store_true",
                     help="report violations but exit 0 (bad input still exits 2, a rule error 1)")
 

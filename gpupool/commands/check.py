@@ -1,5 +1,6 @@
 """``gpupool check [PLAN_FILE ...] [--stack STACK [--base GIT_REF]] [--format ...] [--output FILE]
-[--config FILE] [--waivers FILE] [--check ID,…] [--skip-check ID,…] [--soft-fail]``.
+[--config FILE] [--waivers FILE] [--check ID,…] [--skip-check ID,…] [--soft-fail]
+[--tf-root DIR]``.
 
 Exit 0 when nothing blocks, 1 on a mandatory violation or a rule error, 2 on bad input or usage;
 ``--soft-fail`` reports violations and exits 0 (a rule error still 1, bad input still 2).
@@ -35,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
     plans_given: list[str] = list(args.plans or [])
     args.stack = list(dict.fromkeys(_stacks(args.stack)))  # every --stack, each once
     reports_wanted(args.format, args.output)  # a usage error before seconds of planning
+    tf_root(args)
     if plans_given.count("-") > 1:
         raise InputError("-: standard input can be read only once; give it as one PLAN_FILE")
     if args.base and not args.stack:
@@ -272,7 +274,8 @@ def _emit(result: Result, args: argparse.Namespace) -> None:
         color, width = False, None
         if fmt == "text" and file is None:
             color, width = _terminal()
-        text = render(result, fmt, color=color, width=width, root=repo_root(Path.cwd()))
+        text = render(result, fmt, color=color, width=width, root=repo_root(Path.cwd()),
+                      tf_root=tf_root(args))
         if file is None:
             write_stdout(text)
         elif write_output(file, text):
@@ -281,6 +284,19 @@ def _emit(result: Result, args: argparse.Namespace) -> None:
             written.append(f"{fmt} report written to {file}")
     if written:
         sys.stderr.write(f"gpupool check: {verdict_line(result)}; {', '.join(written)}\n")
+
+
+def tf_root(args: argparse.Namespace) -> Path | None:
+    """``--tf-root DIR``: where the Terraform sources are (a directory), or None."""
+    given = getattr(args, "tf_root", None)
+    if given is None:
+        return None
+    path = Path(given)
+    if not given.strip() or not path.is_dir():
+        raise InputError(f"--tf-root: expected the directory of the Terraform root module's "
+                         f"sources (*.tf), got {given[:80]!r}"
+                         f"{' (not a directory)' if path.exists() else ' (no such directory)'}")
+    return path
 
 
 def _terminal() -> tuple[bool, int | None]:

@@ -43,9 +43,14 @@ class KeyLine:
     column: int  # 1-based
 
 
-def locate(stack_file: Path, urn: str, prop: str | None) -> KeyLine | None:
+def locate(stack_file: Path, urn: str, prop: str | None, *, base: str | None = None
+           ) -> KeyLine | None:
     """The key (and its line) of ``stack_file`` that sets ``prop`` of the resource ``urn``;
-    None when the resource does not come from a pool entry of this stack file."""
+    None when the resource does not come from a pool entry of this stack file.
+
+    ``base``: the stack file's text at the ref the change is diffed against. When ``prop`` has
+    no key of its own, the first key of the pool entry whose value differs from the base's
+    entry of the same pool is the place (the line the pull request changed)."""
     parsed = _urn(urn)
     if parsed is None:
         return None
@@ -55,7 +60,7 @@ def locate(stack_file: Path, urn: str, prop: str | None) -> KeyLine | None:
         return None
     try:
         text = stack_file.read_text(encoding="utf-8")
-        parse_yaml(text, str(stack_file))  # refuses what compose would take silently
+        values = parse_yaml(text, str(stack_file))  # refuses what compose would take silently
         root = compose_yaml(text, str(stack_file))
     except (OSError, UnicodeDecodeError, InputError):
         return None
@@ -78,6 +83,9 @@ def locate(stack_file: Path, urn: str, prop: str | None) -> KeyLine | None:
     where = f"{lists[0]}[{i}]"
     key = POOL_KEYS.get(prop or "") if lists[0] == "gpupool:pools" else None
     node = _key_node(entry, key) if key else None
+    if node is None and base is not None:
+        key = _changed_key(values, base, lists[0], i, str(stack_file))
+        node = _key_node(entry, key) if key else None
     if node is not None:
         return KeyLine(f"{where}.{key}", node.start_mark.line + 1, node.start_mark.column + 1)
     first = entry.value[0][0] if entry.value else entry
@@ -110,3 +118,27 @@ def _get(node: yaml.Node | None, key: str) -> yaml.Node | None:
             if isinstance(k, yaml.ScalarNode) and k.value == key:
                 return v
     return None
+
+
+def _changed_key(values: object, base: str, pools_key: str, index: int, where: str
+                 ) -> str | None:
+    """The first key of pool entry ``index`` whose value differs from the base's entry of the
+    same name (None for a pool the base lacks, or an unreadable base)."""
+    try:
+        old = parse_yaml(base, f"{where} (base)")
+    except InputError:
+        return None
+    head = _entries(values, pools_key)
+    if index >= len(head):
+        return None
+    name = head[index].get("name")
+    before = next((e for e in _entries(old, pools_key) if e.get("name") == name), None)
+    if before is None:
+        return None
+    return next((str(k) for k, v in head[index].items() if before.get(k) != v), None)
+
+
+def _entries(values: object, pools_key: str) -> list[dict[object, object]]:
+    config = values.get("config") if isinstance(values, dict) else None
+    pools = config.get(pools_key) if isinstance(config, dict) else None
+    return [e if isinstance(e, dict) else {} for e in pools] if isinstance(pools, list) else []

@@ -22,8 +22,10 @@ def render(
     color: bool = False,
     width: int | None = None,
     root: Path | None = None,
+    tf_root: Path | None = None,
 ) -> str:
-    """Render in ``fmt``; ``color``/``width`` matter to text only, ``root`` to SARIF only.
+    """Render in ``fmt``; ``color``/``width`` matter to text only, ``root`` and ``tf_root``
+    (the Terraform sources' directory) to SARIF only.
 
     The text returned always encodes as UTF-8: a lone surrogate in a resource name or file name
     is written as its escape (see :mod:`policies.reports.printable`).
@@ -31,21 +33,22 @@ def render(
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r}; expected one of {', '.join(FORMATS)}")
     try:
-        out = _render(result, fmt, color, width, root)
+        out = _render(result, fmt, color, width, root, tf_root)
         out.encode("utf-8")
         return out
     except UnicodeEncodeError:
         from policies.reports import printable
 
         if fmt == "json":  # the surrogates sit in JSON strings: write them as \uXXXX escapes
-            return printable.json_escaped(_render(result, fmt, color, width, root))
-        return _render(printable.printable(result), fmt, color, width, root)
+            return printable.json_escaped(_render(result, fmt, color, width, root, tf_root))
+        return _render(printable.printable(result), fmt, color, width, root, tf_root)
 
 
-def _render(result: Result, fmt: str, color: bool, width: int | None, root: Path | None) -> str:
+def _render(result: Result, fmt: str, color: bool, width: int | None, root: Path | None,
+            tf_root: Path | None = None) -> str:
     module = importlib.import_module(f"policies.reports.{fmt}")
     if fmt == "text":
         return str(module.render(result, color=color, width=width))
     if fmt == "sarif":
-        return str(module.render(result, root=root))
+        return str(module.render(result, root=root, tf_root=tf_root))
     return str(module.render(result))

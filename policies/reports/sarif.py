@@ -11,12 +11,14 @@ Choices a reader of the output should know:
 - Message: the resources named as people read them (``dev-inference-asg
   (aws.autoscaling.Group)``; Terraform addresses as they are), then the finding. A finding with
   one cause on several resources (a group and its launch template) is one result naming all.
-- Location: the plan file the finding came from, relative to ``root`` (the repository checkout,
-  by default the working directory) under ``uriBaseId`` ``%SRCROOT%``. For ``--stack``, the
+- Location: where a reviewer fixes it (:mod:`policies.reports.sarif_locations`). A Terraform
+  finding points at the ``.tf`` file and line that declare the resource (``--tf-root DIR``, else
+  the plan's directory, and its local modules), the plan entry as a related location; when the
+  sources do not declare it, at the plan entry with a note saying why. For ``--stack``, the
   stack file, at the line of the key that sets the value (``gpupool:pools[0].minSize``, see
-  ``gpupool.config.provenance``) or of the pool entry. In a plan file, the line where the plan
-  names the resource when that is cheap to find (one regex pass per plan file, skipped for files
-  over 32 MiB); otherwise line 1. Every resource named is a logical location.
+  ``gpupool.config.provenance``), the key the change since ``--base`` touched, or the pool
+  entry. Paths are relative to ``root`` (the repository checkout, by default the working
+  directory) under ``uriBaseId`` ``%SRCROOT%``. Every resource named is a logical location.
 - ``partialFingerprints`` hash policy + resource, so GitHub keeps one alert per finding across
   runs even though plan files are regenerated and their line numbers move.
 - Waived findings carry an external, accepted suppression with the waiver as justification.
@@ -34,16 +36,15 @@ from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, metadata
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import quote
 
 from gpupool import __version__
-from gpupool.config.provenance import locate
 from policies.reports._common import (
     policy_index,
     resource_names,
     stacks,
     waiver_justification,
 )
+from policies.reports.sarif_locations import Locator, address_lines
 from policies.result import Result, RuleError, Violation
 from policies.rules.base import Enforcement
 
@@ -51,8 +52,6 @@ SCHEMA_URI: Final = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT_KEY: Final = "gpupoolFinding/v1"
 GITHUB_MAX_RESULTS: Final = 25_000  # code scanning rejects a run with more
 PRETTY_MAX_RESULTS: Final = 2_000
-MAX_SCAN_BYTES: Final = 32 * 1024 * 1024
-MAX_PLAIN_SCAN_BYTES: Final = 1024 * 1024  # a plain search per finding: small files only
 
 _LEVEL = {
     Enforcement.MANDATORY: "error",
@@ -61,23 +60,24 @@ _LEVEL = {
 }
 
 
-def render(result: Result, *, root: Path | None = None) -> str:
+def render(result: Result, *, root: Path | None = None, tf_root: Path | None = None) -> str:
     """Indented for people up to PRETTY_MAX_RESULTS results; compact past that, because
     indenting forces json's pure-Python encoder (about 0.5 s per thousand results)."""
-    doc = to_sarif(result, root=root)
+    doc = to_sarif(result, root=root, tf_root=tf_root)
     if len(result.violations) <= PRETTY_MAX_RESULTS:
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     return json.dumps(doc, separators=(",", ":"), ensure_ascii=False) + "\n"
 
 
 def to_sarif(
-    result: Result, *, root: Path | None = None, max_results: int = GITHUB_MAX_RESULTS
+    result: Result, *, root: Path | None = None, tf_root: Path | None = None,
+    max_results: int = GITHUB_MAX_RESULTS,
 ) -> dict[str, Any]:
     base = (root or Path.cwd()).resolve()
     policies = policy_index(result)
     ids = list(policies)
     index = {pid: i for i, pid in enumerate(ids)}
-    locator = _Locator(base)
+    locator = Locator(base, tf_root)
     kept = _most_severe(result.violations, max_results)
     results = [_result(v, index, locator) for v in kept]
     invocation: dict[str, Any] = {
@@ -188,13 +188,14 @@ def fingerprint(policy: str, resource: str) -> str:
     return hashlib.sha256(f"{policy}\x00{resource}".encode()).hexdigest()[:32]
 
 
-def _result(v: Violation, index: Mapping[str, int], locator: _Locator) -> dict[str, Any]:
+def _result(v: Violation, index: Mapping[str, int], locator: Locator) -> dict[str, Any]:
+    location, related = locator.place(v)
     out: dict[str, Any] = {
         "ruleId": v.policy,
         "ruleIndex": index[v.policy],
         "level": level(v),
         "message": {"text": f"{resource_names(v)}: {v.message or v.policy}"},
-        "locations": [locator.location(v)],
+        "locations": [location],
         "partialFingerprints": {FINGERPRINT_KEY: fingerprint(v.policy, v.resource)},
         "properties": {
             "enforcement": str(v.enforcement),
@@ -204,6 +205,8 @@ def _result(v: Violation, index: Mapping[str, int], locator: _Locator) -> dict[s
             "source": v.source,
         },
     }
+    if related:
+        out["relatedLocations"] = related
     if v.waived_by is not None:
         out["suppressions"] = [
             {"kind": "external", "status": "accepted", "justification": waiver_justification(v)}
@@ -225,144 +228,4 @@ def _notification(e: RuleError, index: Mapping[str, int]) -> dict[str, Any]:
     return out
 
 
-class _Locator:
-    """Plan file → artifact URI and the line each resource address sits on (cached per file)."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._lines: dict[Path, dict[str, tuple[int, int]]] = {}
-        self._artifacts: dict[str, tuple[str, Path | None]] = {}
-
-    def location(self, v: Violation) -> dict[str, Any]:
-        source, resource = v.source, v.resource
-        if source not in self._artifacts:
-            self._artifacts[source] = self._artifact(source)
-        uri, path = self._artifacts[source]
-        line, column, note = 1, 1, None
-        at = _FILE_LINE.match(source)
-        if path is not None and at is not None and not Path(source).is_file():
-            line = int(at.group("line"))  # a manifest's file:line (ResourceChange.origin)
-        elif path is not None:
-            key = (locate(path, resource, v.prop) if path.suffix in (".yaml", ".yml")
-                   and _STACK_ORIGIN.match(source) else None)
-            if key is not None:  # the stack file line that sets the value
-                line, column = key.line, key.column
-                note = f"set by {key.key}"
-            else:
-                if path not in self._lines:
-                    self._lines[path] = address_lines(path)
-                found = self._lines[path].get(resource)
-                line, column = found if found else _first_mention(path, resource)
-        artifact: dict[str, Any] = {"uri": uri}
-        if path is not None and not uri.startswith("file:"):
-            artifact["uriBaseId"] = "%SRCROOT%"
-        logical = []
-        for r in v.resources:
-            entry: dict[str, Any] = {"fullyQualifiedName": r.address, "kind": "resource"}
-            if r.type:
-                entry["decoratedName"] = r.type
-            logical.append(entry)
-        out: dict[str, Any] = {
-            "physicalLocation": {
-                "artifactLocation": artifact,
-                "region": {"startLine": line, "startColumn": column},
-            },
-            "logicalLocations": logical,
-        }
-        if note:
-            out["message"] = {"text": note}
-        return out
-
-    def _artifact(self, source: str) -> tuple[str, Path | None]:
-        """A URI for the plan: repo-relative when the file is inside root, else absolute."""
-        path = Path(source) if source else None
-        if path is not None and path.is_file():
-            full = path.resolve()
-            try:
-                return quote(full.relative_to(self.root).as_posix()), full
-            except ValueError:
-                return full.as_uri(), full
-        at = _FILE_LINE.match(source)
-        if at is not None and Path(at.group("file")).is_file():
-            return self._artifact(at.group("file"))
-        stack_file = _stack_file(source)
-        if stack_file is not None:
-            return self._artifact(str(stack_file))
-        # Not a file ("crossguard", a stack file since removed): named, encoded as a reference.
-        return quote(source or "plan", safe="/@.-_~"), None
-
-
-_FILE_LINE = re.compile(r"^(?P<file>.+):(?P<line>[0-9]+)$")
-_STACK_ORIGIN = re.compile(r"^stack (?P<stack>.+?)(?: \(working tree\)| @ \S+)$")
-
-
-def _stack_file(source: str) -> Path | None:
-    """The stack file behind a ``--stack`` origin ("stack dev @ main..worktree"), so that
-    GitHub links the finding to the file a pull request changed. STACK is a path or a name
-    (``stacks/Pulumi.<name>.yaml`` of the project in the working directory)."""
-    m = _STACK_ORIGIN.match(source)
-    if m is None:
-        return None
-    stack = m.group("stack")
-    for candidate in (Path(stack), Path("stacks") / f"Pulumi.{stack}.yaml"):
-        try:
-            if candidate.is_file():
-                return candidate
-        except OSError:
-            continue
-    return None
-
-
-def _first_mention(path: Path, needle: str) -> tuple[int, int]:
-    """Line/column of the first plain mention (a waiver id in a YAML file); small files only."""
-    try:
-        if not needle or path.stat().st_size > MAX_PLAIN_SCAN_BYTES:
-            return 1, 1
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return 1, 1
-    at = text.find(needle)
-    if at < 0:
-        return 1, 1
-    line_start = text.rfind("\n", 0, at) + 1
-    return text.count("\n", 0, at) + 1, at - line_start + 1
-
-
-_ADDRESS = re.compile(rb'"(?:address|urn)"\s*:\s*"((?:[^"\\]|\\.)*)"')
-
-
-def address_lines(path: Path) -> dict[str, tuple[int, int]]:
-    """First (line, column) of every ``"address"``/``"urn"`` value, in one linear pass.
-
-    Terraform plans name a resource first in ``planned_values``; the entry a reviewer wants is
-    in ``resource_changes``, so occurrences after that key win. Columns count code points
-    (``columnKind``); the running counts keep a one-line minified plan linear too.
-    """
-    try:
-        if path.stat().st_size > MAX_SCAN_BYTES:
-            return {}
-        data = path.read_bytes()
-    except OSError:
-        return {}
-    start = data.find(b'"resource_changes"')
-    found: dict[str, tuple[int, int]] = {}
-    preferred: dict[str, tuple[int, int]] = {}
-    line, column, pos = 1, 1, 0
-    for m in _ADDRESS.finditer(data):
-        offset = m.start()
-        newlines = data.count(b"\n", pos, offset)
-        if newlines:
-            line += newlines
-            pos = data.rfind(b"\n", pos, offset) + 1
-            column = 1
-        # Every match starts at an ASCII quote, so the slice decodes on character boundaries.
-        column += len(data[pos:offset].decode("utf-8", "replace"))
-        pos = offset
-        try:
-            value = json.loads(b'"' + m.group(1) + b'"')
-        except ValueError:
-            continue
-        if isinstance(value, str):
-            target = preferred if 0 <= start < offset else found
-            target.setdefault(value, (line, column))
-    return {**found, **preferred}
+__all__ = ["SCHEMA_URI", "address_lines", "fingerprint", "level", "render", "to_sarif"]

@@ -40,6 +40,8 @@ _CREATED: Findings = {
     ("gpu-smallest-instance", "aws_autoscaling_group.any_size", "mandatory"),
     ("gpu-smallest-instance", "aws_autoscaling_group.gpu_not_excluded", "mandatory"),
     ("gpu-smallest-instance", "aws_launch_template.l4_any_size", "mandatory"),
+    # a local module called with for_each: its "training" pool asks for g4dn.2xlarge
+    ("gpu-smallest-instance", 'module.pool["training"].aws_launch_template.this', "mandatory"),
 }
 _RAISED = ("cpu_scaled", "gpu_scaled", "any_size", "smallest")  # GPU groups, max_size 4 → 8
 EXPECTED: dict[str, Findings] = {

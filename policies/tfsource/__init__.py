@@ -1,0 +1,132 @@
+"""Where a planned Terraform resource is declared: the ``.tf`` file and line a reviewer edits.
+
+A Terraform plan names resources by address (``module.pool["a"].aws_autoscaling_group.gpu[0]``);
+SARIF viewers want a file and a line in the repository. The root module's sources are the
+``.tf`` files of one directory (``gpupool check --tf-root DIR``, else the plan file's own
+directory); a module's are those of the directory its call's ``source`` names (a local path,
+``./modules/pool``, as the plan's ``configuration`` records it). Module calls from a registry or
+git are not in the repository: their resources are located at the module block that calls them.
+Files are parsed with python-hcl2 (:mod:`policies.tfsource.hcl`), each once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from policies.tfsource.hcl import Block, parse_blocks
+
+_ADDRESS = re.compile(
+    r"^(?P<modules>(?:module\.[^.\[]+(?:\[(?:\"(?:[^\"\\]|\\.)*\"|[^\]]*)\])?\.)*)"
+    r"(?P<data>data\.)?(?P<type>[^.\[]+)\.(?P<name>[^.\[]+)(?:\[.*\])?(?: \(deposed object .*\))?$")
+_MODULE = re.compile(r"module\.([^.\[]+)")
+_LOCAL = ("./", "../")
+
+ModuleSources = Mapping[tuple[str, ...], str]  # module call path → its source as written
+
+
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """Where a resource (and the argument a finding is about, when found) is written."""
+
+    path: Path
+    line: int
+    column: int
+    key: str | None = None  # the argument or nested block pointed at ("instance_type")
+
+
+@dataclass(frozen=True, slots=True)
+class NotFound:
+    """Why a resource could not be placed in the sources (said beside the plan location)."""
+
+    reason: str
+
+
+def module_sources(plan_path: Path) -> dict[tuple[str, ...], str]:
+    """Every module call's ``source`` in a plan's configuration (empty when unreadable)."""
+    try:
+        doc = json.loads(plan_path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return {}
+    out: dict[tuple[str, ...], str] = {}
+    config = doc.get("configuration") if isinstance(doc, dict) else None
+    _calls(config.get("root_module") if isinstance(config, dict) else None, (), out, 0)
+    return out
+
+
+def _calls(module: Any, path: tuple[str, ...], out: dict[tuple[str, ...], str], depth: int
+           ) -> None:
+    if not isinstance(module, dict) or depth > 32:
+        return
+    calls = module.get("module_calls")
+    for name, call in (calls.items() if isinstance(calls, dict) else ()):
+        if isinstance(call, dict) and isinstance(call.get("source"), str):
+            out[(*path, name)] = call["source"]
+            _calls(call.get("module"), (*path, name), out, depth + 1)
+
+
+class TerraformSources:
+    """The ``.tf`` files of a root module and its local modules, indexed on first use."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._dirs: dict[Path, dict[tuple[str, str, str], tuple[Path, Block]]] = {}
+
+    def has_sources(self) -> bool:
+        return bool(self._index(self.root))
+
+    def locate(self, address: str, prop: str | None, modules: ModuleSources
+               ) -> Declared | NotFound:
+        m = _ADDRESS.match(address)
+        if m is None:
+            return NotFound(f"{address} is not a Terraform resource address")
+        mode = "data" if m.group("data") else "resource"
+        names = tuple(_MODULE.findall(m.group("modules")))
+        directory = self.root
+        for depth in range(len(names)):
+            source = modules.get(names[: depth + 1])
+            if source is None or not source.startswith(_LOCAL):
+                call = self._call(directory, names[depth])
+                where = f"module {'.'.join(names[: depth + 1])}"
+                if call is not None:  # a registry or git module: its call is the place
+                    return Declared(call[0], call[1].line, call[1].column, f"module.{names[depth]}")
+                return NotFound(f"{where} is not declared under {directory}"
+                                if source is None else f"{where} comes from {source}, "
+                                "outside the repository")
+            directory = (directory / source).resolve()
+        found = self._index(directory).get((mode, m.group("type"), m.group("name")))
+        if found is None:
+            if not self._index(directory):
+                return NotFound(f"no .tf files in {directory}")
+            return NotFound(f"{mode} {m.group('type')}.{m.group('name')} is not declared in "
+                            f"the .tf files of {directory}")
+        path, block = found
+        spot = block.find(prop) if prop else None
+        if spot is not None:
+            return Declared(path, spot[0], spot[1], prop)
+        return Declared(path, block.line, block.column)
+
+    def _call(self, directory: Path, name: str) -> tuple[Path, Block] | None:
+        return self._index(directory).get(("module", name, ""))
+
+    def _index(self, directory: Path) -> dict[tuple[str, str, str], tuple[Path, Block]]:
+        found = self._dirs.get(directory)
+        if found is not None:
+            return found
+        out: dict[tuple[str, str, str], tuple[Path, Block]] = {}
+        try:
+            files = sorted(p for p in directory.iterdir() if p.suffix == ".tf" and p.is_file())
+        except OSError:
+            files = []
+        for path in files:
+            for block in parse_blocks(path):
+                if block.type in ("resource", "data") and len(block.labels) == 2:
+                    out.setdefault((block.type, block.labels[0], block.labels[1]), (path, block))
+                elif block.type == "module" and len(block.labels) == 1:
+                    out.setdefault(("module", block.labels[0], ""), (path, block))
+        self._dirs[directory] = out
+        return out
