@@ -76,6 +76,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in e.problems:  # names from files and clouds: shown, never obeyed
             sys.stderr.write(f"gpupool {args.command}: {safe(line)}\n")
         return 2
+    except ModuleNotFoundError as e:  # a module of an extra the slim install leaves out
+        from gpupool.extras import missing
+
+        line = missing(args.command, e)
+        if line is None:
+            raise
+        sys.stderr.write(f"gpupool {args.command}: {line}\n")
+        return 2
     except KeyboardInterrupt:
         sys.stderr.write(f"gpupool {args.command}: stopped by SIGINT\n")
         return 130

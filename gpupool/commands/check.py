@@ -39,6 +39,10 @@ def run(args: argparse.Namespace) -> int:
     tf_root(args)
     if plans_given.count("-") > 1:
         raise InputError("-: standard input can be read only once; give it as one PLAN_FILE")
+    if args.stack:  # planned by the Pulumi program in child processes: say it here
+        from gpupool.extras import require
+
+        require("infra", "--stack (the offline plan runs the Pulumi program)", "pulumi")
     if args.base and not args.stack:
         raise InputError("--base GIT_REF needs --stack STACK: it names the ref the stack is "
                          "planned at to diff against the working tree")
