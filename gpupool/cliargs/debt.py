@@ -19,6 +19,7 @@ def add_debt(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                 ["gpupool debt --since 7d", "gpupool debt --by team --chart debt.png",
                  "gpupool debt --start 2026-11-01 --end 2026-11-08 --format json "
                  "--output utilisation.json",
+                 "gpupool debt --format html --output debt.html",
                  "gpupool debt --stack prod --prometheus onprem=https://prom.dc1.example.com",
                  "gpupool debt --no-aws --prometheus http://prometheus.monitoring.svc:9090"])
     d.add_argument("--region", help="AWS region (default: AWS_REGION / the profile's)")
@@ -29,7 +30,9 @@ def add_debt(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     d.add_argument("--period", type=int, metavar="SECONDS",
                    help="CloudWatch period (default: the smallest giving ≤ 200 points)")
     d.add_argument("--by", choices=("pool", "team"), default="pool")
-    d.add_argument("--format", choices=("text", "json", "csv"), default="text")
+    d.add_argument("--format", choices=("text", "json", "csv", "html"), default="text",
+                   help="html: one self-contained page (charts per pool and team, sortable "
+                   "tables, offenders, proposed changes; no network)")
     d.add_argument("--chart", metavar="FILE", help="write a chart (.png or .svg), after the "
                    "report")
     d.add_argument("--output", metavar="FILE")

@@ -1,5 +1,5 @@
 """``gpupool debt [--region R] [--since 7d | --start T --end T] [--period S] [--by pool|team]
-[--format text|json|csv] [--chart FILE.png|FILE.svg] [--output FILE] [--deadline S]
+[--format text|json|csv|html] [--chart FILE.png|FILE.svg] [--output FILE] [--deadline S]
 [--prometheus [POOL=]URL ...] [--stack STACK] [--no-aws] [--prometheus-* auth]``.
 
 Reads the region's GPU autoscaling groups and their CloudWatch series (boto3: the standard
@@ -57,6 +57,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.format == "json":
         text = render_json(report)
+    elif args.format == "html":
+        from gpupool.debt.html import render_html
+
+        text = render_html(report)
     elif args.format == "csv":
         text = render_csv(report, args.by)
     else:

@@ -157,3 +157,14 @@ def test_progress_bar_on_a_terminal_only(fleet: Window, capsys: pytest.CaptureFi
     code, out, err = run(capsys, fleet, "--format", "json")
     assert code == 0 and json.loads(out)["pools"]
     assert "reading metrics" in err and "8/8" in err  # two pools × four series
+
+
+def test_html_page_to_a_file(fleet: Window, tmp_path: Path,
+                             capsys: pytest.CaptureFixture[str]) -> None:
+    page = tmp_path / "debt.html"
+    code, out, err = run(capsys, fleet, "--format", "html", "--output", str(page))
+    assert code == 0 and out == "" and f"html report written to {page}" in err
+    html = page.read_text()
+    assert html.startswith("<!DOCTYPE html>") and "Content-Security-Policy" in html
+    assert 'id="chart-pool"' in html and 'id="chart-team"' in html and "idle-pool" in html
+    assert "dark-pool: not measured" in html
