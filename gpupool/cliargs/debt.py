@@ -20,6 +20,7 @@ def add_debt(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                  "gpupool debt --start 2026-11-01 --end 2026-11-08 --format json "
                  "--output utilisation.json",
                  "gpupool debt --format html --output debt.html",
+                 "gpupool debt --forecast 90d --by team",
                  "gpupool debt --stack prod --prometheus onprem=https://prom.dc1.example.com",
                  "gpupool debt --no-aws --prometheus http://prometheus.monitoring.svc:9090"])
     d.add_argument("--region", help="AWS region (default: AWS_REGION / the profile's)")
@@ -33,6 +34,10 @@ def add_debt(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     d.add_argument("--format", choices=("text", "json", "csv", "html"), default="text",
                    help="html: one self-contained page (charts per pool and team, sortable "
                    "tables, offenders, proposed changes; no network)")
+    d.add_argument("--forecast", metavar="DAYS", help="each pool's and team's GPU need for "
+                   "the next DAYS (30d, 90d, 12w) beside today's capacity: p95 of the daily "
+                   "peak allocation with its trend (docs/debt.md); without --since/--start the "
+                   "history is as long as the horizon (at least 28d), hourly")
     d.add_argument("--chart", metavar="FILE", help="write a chart (.png or .svg), after the "
                    "report")
     d.add_argument("--output", metavar="FILE")

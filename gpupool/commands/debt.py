@@ -1,6 +1,6 @@
 """``gpupool debt [--region R] [--since 7d | --start T --end T] [--period S] [--by pool|team]
-[--format text|json|csv|html] [--chart FILE.png|FILE.svg] [--output FILE] [--deadline S]
-[--prometheus [POOL=]URL ...] [--stack STACK] [--no-aws] [--prometheus-* auth]``.
+[--format text|json|csv|html] [--forecast 90d] [--chart FILE.png|FILE.svg] [--output FILE]
+[--deadline S] [--prometheus [POOL=]URL ...] [--stack STACK] [--no-aws] [--prometheus-* auth]``.
 
 Reads the region's GPU autoscaling groups and their CloudWatch series (boto3: the standard
 credential chain, ``AWS_ENDPOINT_URL`` honoured), and the Kubernetes and on-premises pools of
@@ -37,8 +37,16 @@ def run(args: argparse.Namespace) -> int:
     if args.no_aws and not sources:
         raise InputError("--no-aws: expected --prometheus URL, or --stack with Kubernetes "
                          "pools, to read instead")
-    window = resolve_window(since=args.since, start=args.start, end=args.end,
-                            period=args.period, cloudwatch=not args.no_aws)
+    since, period, horizon = args.since, args.period, None
+    if args.forecast is not None:
+        from gpupool.debt.forecast import MIN_HISTORY_DAYS, parse_horizon
+
+        horizon = parse_horizon(args.forecast)
+        if since is None and args.start is None:  # a history as long as the horizon
+            since = f"{min(max(horizon, MIN_HISTORY_DAYS), 455)}d"
+        period = period or 3600  # a day's peak is its largest hourly figure
+    window = resolve_window(since=since, start=args.start, end=args.end,
+                            period=period, cloudwatch=not args.no_aws)
     if args.chart:
         _check_chart(args.chart, FORMATS)
     auth = _auth(args) if sources else None
@@ -54,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
 
     with _progress() as progress:
         report = build_report(clients, window, catalog, progress=progress, kube=kube)
+    if horizon is not None:
+        report.add_forecast(horizon)
 
     if args.format == "json":
         text = render_json(report)

@@ -1,6 +1,6 @@
 # ruff: noqa: RUF003  (× is the multiplication sign users read)
-"""The report as text (rich tables, :mod:`gpupool.debt.text`), CSV (the JSON rows' columns)
-or JSON.
+"""The report as text (rich tables, :mod:`gpupool.debt.text`), CSV (the JSON rows' columns,
+and with ``--forecast`` the forecast's beside them) or JSON.
 
 CSV cells that a spreadsheet would run as a formula (text starting with ``=``, ``+``, ``-``,
 ``@``, a tab or a carriage return: pool, team and cost-centre names are user data) are written
@@ -37,13 +37,20 @@ def render_json(report: Report) -> str:
 
 def render_csv(report: Report, by: By = "pool") -> str:
     """One row per pool (the JSON ``pools`` columns) or per team (the ``teams`` columns)."""
+    from gpupool.debt.forecast_rows import CSV_COLUMNS, csv_cells
+
     buf = io.StringIO()
     columns = POOL_COLUMNS if by == "pool" else TEAM_COLUMNS
+    forecast = report.forecast.to_dict() if report.forecast is not None else None
+    if forecast is not None:
+        columns = (*columns, *CSV_COLUMNS)
     writer = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n")
     writer.writeheader()
     rows = ([report.pool_row(f) for f in report.pools] if by == "pool"
             else [report.group_row(g) for g in report.teams])
     for row in rows:
+        if forecast is not None:
+            row.update(csv_cells(forecast, by, row[by]))
         writer.writerow({k: _csv_value(row[k]) for k in columns})
     return buf.getvalue()
 
@@ -92,6 +99,13 @@ def render_text(report: Report, by: By = "pool", *, width: int | None = None,
     if t["unmeasured_gpu_hours"]:
         console.print(Text(f"  {t['unmeasured_gpu_hours']:,.1f} allocated GPU-hours have no "
                            "utilisation measurement and are in no use or debt figure"))
+    if "forecast" in d:
+        from gpupool.debt.forecast_rows import text_rows
+
+        fc = d["forecast"]
+        say(f"Forecast, next {fc['horizon_days']} days", f" (GPUs; from {fc['history_days']:,.0f} "
+            f"days of history: {fc['method']}):")
+        table(console, *text_rows(fc, by), width=width)
     offenders = d["offenders"]
     if offenders:
         say("Top offenders", ": " + "; ".join(

@@ -24,6 +24,7 @@ from gpupool.debt.advice import Advice, advise
 from gpupool.debt.aws import Clients
 from gpupool.debt.discover import Discovery, discover_pools
 from gpupool.debt.figures import pool_figures
+from gpupool.debt.forecast import Forecast, forecast
 from gpupool.debt.metrics import SERIES, Readings, read_series
 from gpupool.debt.model import Charge, PoolFigures, Timeline, combine
 from gpupool.debt.optimizer import OptimizerView, read_recommendations
@@ -64,6 +65,14 @@ class Report:
     price_region: str = "us-east-1"  # the catalog's prices: the report's region when recorded
     prometheus: list[dict[str, Any]] = field(default_factory=list)  # sources and their queries
     aws: bool = True  # AWS was read (--no-aws: only Prometheus)
+    forecast: Forecast | None = None  # --forecast: see add_forecast
+
+    def add_forecast(self, horizon_days: int) -> Forecast:
+        """Each pool's, team's and the total's GPU need for the next ``horizon_days``."""
+        self.forecast = forecast([(f.name, f.timeline) for f in self.pools],
+                                 [(g.name, g.timeline) for g in self.teams],
+                                 self.total.timeline, self.window, horizon_days)
+        return self.forecast
 
     def offenders(self, n: int = OFFENDERS) -> list[PoolFigures]:
         """The pools with the most debt in dollars (GPU-hours when unpriced)."""
@@ -94,6 +103,7 @@ class Report:
         totals.pop("namespaces")
         totals["unpriced_pools"] = sum(f.price_per_gpu_hour is None for f in self.pools)
         queries = sum(int(s.get("queries", 0)) for s in self.prometheus)
+        extra = {} if self.forecast is None else {"forecast": self.forecast.to_dict()}
         return {
             "format": "gpupool-debt",
             "version": FORMAT_VERSION,
@@ -122,6 +132,7 @@ class Report:
             "aws": self.aws,
             "prometheus": self.prometheus,
             "prometheus_queries": queries,
+            **extra,
         }
 
 

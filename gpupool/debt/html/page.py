@@ -61,6 +61,20 @@ def _section(title: str, body: str, section_id: str, note: str = "") -> str:
     return f'<section id="{section_id}"><h2>{escape(title)}</h2>{n}{body}</section>'
 
 
+def _forecast(fc: dict[str, Any]) -> str:
+    h = fc["horizon_days"]
+    total = fc["total"]
+    need = "no data" if total["need_gpus"] is None else f"{total['need_gpus']:,.1f} GPUs"
+    cap = "unknown" if total["capacity_gpus"] is None else f"{total['capacity_gpus']:,.1f}"
+    note = (f"From {fc['history_days']:,.0f} days of history: {fc['method']}. All pools "
+            f"together need {need} in the next {h} days, against {cap} of capacity today; a "
+            "negative headroom is capacity to add.")
+    return _section(f"Forecast: the next {h} days",
+                    t.table(t.forecast_cols("pool", h), fc["pools"], "forecast-pools")
+                    + t.table(t.forecast_cols("team", h), fc["teams"], "forecast-teams"),
+                    "forecast", note)
+
+
 def render_html(report: Report, *, title: str = "Compute debt") -> str:
     d = report.to_dict()
     w = d["window"]
@@ -101,6 +115,8 @@ def render_html(report: Report, *, title: str = "Compute debt") -> str:
                          if d["recommendations"] else "<p>No change proposed.</p>",
                          "advice-table", "Alternatives per pool: their savings overlap, "
                          "do not add them up."))
+    if "forecast" in d:
+        body.append(_forecast(d["forecast"]))
     findings = [f for f in d["findings"] if f["finding"] != "low-utilisation"]
     if findings:
         body.append(_section("Findings", t.table(t.FINDINGS, findings, "findings"),

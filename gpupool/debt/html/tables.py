@@ -91,3 +91,15 @@ ADVICE = (Col("pool", "pool"), Col("action", "action"), Col("change", "proposed 
           Col("gpus", "GPUs fewer", num), Col("usd_per_month", "saves $/month", usd0),
           Col("message", "why"))
 FINDINGS = (Col("pool", "pool"), Col("finding", "finding"), Col("message", "message"))
+
+
+def per_month(v: Any) -> str:
+    return f"{v * 30:+,.2f}/month"
+
+
+def forecast_cols(key: str, horizon: int) -> tuple[Col, ...]:
+    return (Col(key, key), Col("capacity_gpus", "capacity now (GPUs)", gh),
+            Col("peak_gpus", "peak (GPUs)", gh, "no data"),
+            Col("trend_gpus_per_day", "trend", per_month, "flat (short history)"),
+            Col("need_gpus", f"need in {horizon} d (GPUs)", gh, "no data"),
+            Col("headroom_gpus", "headroom (GPUs)", gh))

@@ -168,3 +168,21 @@ def test_html_page_to_a_file(fleet: Window, tmp_path: Path,
     assert html.startswith("<!DOCTYPE html>") and "Content-Security-Policy" in html
     assert 'id="chart-pool"' in html and 'id="chart-team"' in html and "idle-pool" in html
     assert "dark-pool: not measured" in html
+
+
+def test_forecast_beside_capacity(fleet: Window, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, fleet, "--forecast", "30d", "--format", "json")
+    assert code == 0
+    fc = json.loads(out)["forecast"]
+    pools = {r["pool"]: r for r in fc["pools"]}
+    assert fc["horizon_days"] == 30 and pools["idle-pool"]["capacity_gpus"] == 8
+    assert pools["idle-pool"]["need_gpus"] == 4  # four in service all along, flat (one day)
+    assert pools["idle-pool"]["trend_gpus_per_day"] is None
+
+
+def test_bad_forecast_is_one_line_and_exit_2(moto: str,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["debt", "--forecast", "3 months"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("gpupool debt: --forecast 3 months: expected a horizon in whole days or "
+                   "weeks such as 30d, 90d or 12w, at most 730d\n")
