@@ -24,6 +24,18 @@ def add_debt(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                  "gpupool debt --stack prod --prometheus onprem=https://prom.dc1.example.com",
                  "gpupool debt --no-aws --prometheus http://prometheus.monitoring.svc:9090"])
     d.add_argument("--region", help="AWS region (default: AWS_REGION / the profile's)")
+    f = d.add_argument_group("every account and region (exit 1 when one is not read: see "
+                             "docs/debt.md)")
+    f.add_argument("--regions", metavar="all|LIST", help="regions to read: all (each "
+                   "account's enabled regions) or us-east-1,eu-west-1")
+    f.add_argument("--accounts", metavar="all|LIST", help="accounts to read: all (AWS "
+                   "Organizations ListAccounts, active ones) or 12-digit ids, comma-separated;"
+                   " each through sts AssumeRole of --role-name")
+    f.add_argument("--role-name", default="OrganizationAccountAccessRole", metavar="ROLE",
+                   help="the role to assume in each account (default "
+                   "OrganizationAccountAccessRole; docs/debt.md has a read-only one)")
+    f.add_argument("--concurrency", default="8", metavar="N",
+                   help="account-regions read at once (default 8, at most 64)")
     d.add_argument("--since", metavar="DURATION", help="window ending now: 90m, 12h, 7d, 2w "
                    "(default 7d)")
     d.add_argument("--start", metavar="TIME", help="window start, ISO 8601 (UTC if no offset)")

@@ -51,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
         _check_chart(args.chart, FORMATS)
     auth = _auth(args) if sources else None
     region = args.region or (stack.region if stack is not None else None)
-    clients = None if args.no_aws else make_clients(region, deadline=deadline)
+    fleet = _fleet(args, deadline, region)
+    clients = None if args.no_aws or fleet else make_clients(region, deadline=deadline)
     catalog = load_catalog(region=clients.region if clients else (region or "us-east-1"))
     kube = None
     if sources:
@@ -60,8 +61,13 @@ def run(args: argparse.Namespace) -> int:
         def kube() -> object:
             return read_sources(sources, window, catalog, auth, deadline, args.resolution)
 
-    with _progress() as progress:
-        report = build_report(clients, window, catalog, progress=progress, kube=kube)
+    if fleet is not None:
+        from gpupool.debt.fleet import build_fleet_report
+
+        report = build_fleet_report(fleet[0], window, load_catalog(), *fleet[1:], kube=kube)
+    else:
+        with _progress() as progress:
+            report = build_report(clients, window, catalog, progress=progress, kube=kube)
     if horizon is not None:
         report.add_forecast(horizon)
 
@@ -88,7 +94,32 @@ def run(args: argparse.Namespace) -> int:
 
         write_chart(report, args.chart, args.by)
         sys.stderr.write(f"gpupool debt: chart written to {args.chart}\n")
+    if report.unread_scopes:
+        sys.stderr.write(f"gpupool debt: {report.unread_scopes} of {len(report.scopes)} "
+                         "account-regions not read (the report's findings say which and why)"
+                         "\n")
+        return 1
     return 0
+
+
+def _fleet(args: argparse.Namespace, deadline: Any, region: str | None) -> Any:
+    """(Fleet, accounts, regions) when --accounts or --regions is given, else None."""
+    if not args.accounts and not args.regions:
+        return None
+    if args.no_aws:
+        raise InputError("--no-aws: expected no --accounts or --regions with it")
+    if args.region and args.regions:
+        raise InputError(f"--region {args.region}: expected either --region or --regions")
+    from gpupool.debt.fleet import Fleet, parse_concurrency, parse_list, parse_role
+
+    accounts = parse_list(args.accounts, "--accounts") if args.accounts else []
+    regions = parse_list(args.regions, "--regions") if args.regions else None
+    fleet = Fleet(role_name=parse_role(args.role_name),
+                  concurrency=parse_concurrency(args.concurrency), deadline=deadline,
+                  home_region=region)
+    if regions is None and not args.regions:
+        regions = [fleet.home]
+    return fleet, accounts, regions
 
 
 def _sources(args: argparse.Namespace) -> tuple[Any, list[Any]]:

@@ -26,6 +26,7 @@ Savings of different recommendations for one pool overlap: they are alternatives
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -50,10 +51,13 @@ class Advice:
     gpus: float  # GPUs fewer (allocated on average, or of capacity for lower-max)
     gpu_hours_per_month: float
     usd_per_month: float | None
+    account: str | None = None  # the pool's account and region, when the report reads several
+    region: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "pool": self.pool,
+            **({"account": self.account, "region": self.region} if self.account else {}),
             "action": self.action,
             "change": self.change,
             "message": self.message,
@@ -89,6 +93,21 @@ def _percentile(values: Sequence[int], share: float) -> int:
 
 
 def advise(figures: Sequence[PoolFigures], window: Window, threshold: float) -> list[Advice]:
+    """Advice per account-region: pools are only ever merged with pools beside them."""
+    scopes: dict[tuple[str | None, str | None], list[PoolFigures]] = {}
+    for f in figures:
+        where = (getattr(f.pool, "account", None), getattr(f.pool, "region", None))
+        scopes.setdefault(where if where[0] else (None, None), []).append(f)
+    out: list[Advice] = []
+    for (account, region), group in scopes.items():
+        got = _advise_scope(group, window, threshold)
+        out += [dataclasses.replace(a, account=account, region=region) for a in got] \
+            if account else got
+    return out
+
+
+def _advise_scope(figures: Sequence[PoolFigures], window: Window, threshold: float
+                  ) -> list[Advice]:
     out: list[Advice] = []
     month = _month(window)
     h = window.bucket_hours

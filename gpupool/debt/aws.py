@@ -8,6 +8,7 @@ counted, so the report says how many requests it really sent.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -67,13 +68,15 @@ class Clients:
     compute_optimizer: Any
     calls: ApiCalls
     region: str
+    account: str | None = None  # set when reading many accounts (gpupool.debt.fleet)
 
     @property
     def endpoint(self) -> str:
         return str(self.cloudwatch.meta.endpoint_url)
 
 
-def known_regions() -> set[str]:
+@functools.cache
+def known_regions() -> frozenset[str]:
     """Every region botocore knows for the services the report reads, in every partition."""
     import boto3
 
@@ -81,12 +84,21 @@ def known_regions() -> set[str]:
     out: set[str] = set()
     for partition in session.get_available_partitions():
         out.update(session.get_available_regions("autoscaling", partition_name=partition))
-    return out
+    return frozenset(out)
 
 
-def make_clients(region: str | None, session: Any = None, deadline: Any = None) -> Clients:
+_CREATE = threading.Lock()  # botocore sessions are not thread-safe while they make clients
+
+
+def make_clients(region: str | None, session: Any = None, deadline: Any = None,
+                 credentials: dict[str, str] | None = None) -> Clients:
     """Clients for ``region`` (default: the environment's), with call counting on all of them
-    and, when given, the :class:`~gpupool.debt.deadline.Deadline` checked before each attempt."""
+    and, when given, the :class:`~gpupool.debt.deadline.Deadline` checked before each attempt.
+
+    ``credentials`` (``aws_access_key_id``, ``aws_secret_access_key``, ``aws_session_token``:
+    an assumed role's) sign every call instead of the session's; the clients are made under a
+    lock, so threads may share one session (and its loaded service models), then use their
+    clients concurrently, which botocore clients allow."""
     import boto3
     from botocore.config import Config
 
@@ -105,7 +117,8 @@ def make_clients(region: str | None, session: Any = None, deadline: Any = None) 
                    read_timeout=30)
 
     def client(service: str, cfg: Config) -> Any:
-        c = session.client(service, region_name=region, config=cfg)
+        with _CREATE:
+            c = session.client(service, region_name=region, config=cfg, **(credentials or {}))
         c.meta.events.register("before-call", calls.on_call)
         c.meta.events.register("before-send", calls.on_send)
         if deadline is not None:

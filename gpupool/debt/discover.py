@@ -70,6 +70,8 @@ class Pool:
     created: datetime | None
     notes: tuple[str, ...] = ()
     role: str = POOL_ROLE  # gpu-proxy (a remote-GPU tier's proxies), kubernetes-nodes, pool
+    account: str | None = None  # the account id, when the report reads several
+    region: str | None = None
 
     @property
     def gpus_per_instance(self) -> float:
@@ -287,6 +289,8 @@ def discover_pools(clients: Clients, catalog: Catalog) -> Discovery:
             created=g.get("CreatedTime"),
             notes=tuple(notes),
             role=role_of(tags),
+            account=clients.account,
+            region=clients.region,
         ))
     out.pools.sort(key=lambda p: p.name)
     return out

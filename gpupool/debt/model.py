@@ -156,6 +156,12 @@ class Charge:
     namespace: str | None = None
     cost_center: str | None = None
     pods: tuple[str, ...] = ()  # unattributed: the pods whose use could not be told apart
+    scope: str = ""  # "account/region" of an AWS pool when the report reads several
+
+    @property
+    def pool_key(self) -> str:
+        """The pool's name, with its account and region when the report reads several."""
+        return f"{self.pool} ({self.scope})" if self.scope else self.pool
 
     @property
     def name(self) -> str:
@@ -226,8 +232,10 @@ class PoolFigures:
         """The lines the pool's teams are charged (an AWS pool: itself, to its team)."""
         if self.lines:
             return self.lines
+        account = getattr(self.pool, "account", None)
+        scope = f"{account}/{getattr(self.pool, 'region', '')}" if account else ""
         return [Charge(self.name, self.team, "pool", self.status, self.sums, self.timeline,
-                       cost_center=self.pool.cost_center)]
+                       cost_center=self.pool.cost_center, scope=scope)]
 
 
 def combine(items: Iterable[PoolFigures | Charge]) -> Sums:

@@ -1,4 +1,4 @@
-# ruff: noqa: RUF003  (× is the multiplication sign users read)
+# ruff: noqa: RUF001, RUF003  (× is the multiplication sign users read)
 """The report as text (rich tables, :mod:`gpupool.debt.text`), CSV (the JSON rows' columns,
 and with ``--forecast`` the forecast's beside them) or JSON.
 
@@ -65,6 +65,12 @@ def _csv_value(value: Any) -> Any:
     return value
 
 
+def at(row: dict[str, Any]) -> str:
+    """A pool's name as printed, with its account and region when the report reads several."""
+    where = f" ({row['account']}/{row['region']})" if row.get("account") else ""
+    return plain(row["pool"] + where)
+
+
 def render_text(report: Report, by: By = "pool", *, width: int | None = None,
                 color: bool = False) -> str:
     """The text report at ``width`` (default: ``COLUMNS``, else 100); see gpupool.debt.text."""
@@ -81,6 +87,12 @@ def render_text(report: Report, by: By = "pool", *, width: int | None = None,
     kube = sum(f.platform != "aws" for f in report.pools)
     where = [f"{len(report.pools) - kube} of {report.groups_seen} autoscaling groups in "
              f"{plain(report.region)}"] if report.aws else []
+    if report.scopes:
+        unread = f", {report.unread_scopes} not read: see Findings" if report.unread_scopes \
+            else ""
+        where = [f"{len(report.pools) - kube} of {report.groups_seen} autoscaling groups in "
+                 f"{len(d['accounts'])} account(s) × {len(d['regions'])} region(s) "
+                 f"({len(report.scopes)} account-regions{unread})"]
     if report.prometheus:
         where.append(f"{kube} from {len(report.prometheus)} Prometheus")
     say("Compute debt", f", {w['start']} .. {w['end']} ({w['hours']:,.0f} h, {w['period_s']} s "
@@ -109,7 +121,7 @@ def render_text(report: Report, by: By = "pool", *, width: int | None = None,
     offenders = d["offenders"]
     if offenders:
         say("Top offenders", ": " + "; ".join(
-            f"{plain(o['pool'])} ({plain(o['team'] or 'untagged')}): {pct(o['utilisation'])}, "
+            f"{at(o)} ({plain(o['team'] or 'untagged')}): {pct(o['utilisation'])}, "
             f"{o['debt_gpu_hours']:,.1f} GPU-h, {usd(o['debt_usd'])}" for o in offenders))
     if report.advice:
         say("Recommendations", " (alternatives per pool; savings overlap):")
@@ -117,7 +129,7 @@ def render_text(report: Report, by: By = "pool", *, width: int | None = None,
             save = "" if a.usd_per_month is None and not a.gpus else (
                 f" — {a.gpus:,.1f} GPUs" + ("" if a.usd_per_month is None else
                                            f", ${a.usd_per_month:,.0f}/month"))
-            console.print(Text(f"  {plain(a.pool)}: {plain(a.change)}{save}: "
+            console.print(Text(f"  {at(a.to_dict())}: {plain(a.change)}{save}: "
                                f"{plain(a.message)}"))
     co = report.optimizer
     if co.status == "on" and co.by_pool:
@@ -137,7 +149,7 @@ def render_text(report: Report, by: By = "pool", *, width: int | None = None,
     if findings:
         say("Findings", ":")
         for f in findings:
-            console.print(Text(f"  {plain(f['pool'] or '-')}: {plain(f['message'])}"))
+            console.print(Text(f"  {at(f) if f['pool'] else '-'}: {plain(f['message'])}"))
     detail = d["api_calls_detail"]
     calls = [f"{report.api_calls} API calls ({report.metric_calls} GetMetricData, "
              f"{detail.get('retries', 0)} retries)"] if report.aws else []

@@ -66,6 +66,7 @@ class Report:
     prometheus: list[dict[str, Any]] = field(default_factory=list)  # sources and their queries
     aws: bool = True  # AWS was read (--no-aws: only Prometheus)
     forecast: Forecast | None = None  # --forecast: see add_forecast
+    scopes: list[dict[str, Any]] = field(default_factory=list)  # --accounts/--regions reads
 
     def add_forecast(self, horizon_days: int) -> Forecast:
         """Each pool's, team's and the total's GPU need for the next ``horizon_days``."""
@@ -73,6 +74,10 @@ class Report:
                                  [(g.name, g.timeline) for g in self.teams],
                                  self.total.timeline, self.window, horizon_days)
         return self.forecast
+
+    @property
+    def unread_scopes(self) -> int:
+        return sum(s["status"] != "read" for s in self.scopes)
 
     def offenders(self, n: int = OFFENDERS) -> list[PoolFigures]:
         """The pools with the most debt in dollars (GPU-hours when unpriced)."""
@@ -119,7 +124,8 @@ class Report:
             "namespaces": self.namespace_rows(),
             "pods": [pod_row(p) for f in self.pools for p in f.pods],
             "autoscalers": [a for f in self.pools for a in f.autoscalers],
-            "offenders": [{"pool": f.name, "platform": f.platform, "team": f.pool.team,
+            "offenders": [{"pool": f.name, **_where(f), "platform": f.platform,
+                           "team": f.pool.team,
                            "utilisation": r(f.sums.utilisation, 4),
                            "debt_gpu_hours": r(f.sums.debt_gpu_hours),
                            "debt_usd": r(f.sums.debt_usd, 2)} for f in self.offenders()],
@@ -133,7 +139,16 @@ class Report:
             "prometheus": self.prometheus,
             "prometheus_queries": queries,
             **extra,
+            **({"accounts": sorted({s["account"] for s in self.scopes}),
+                "regions": sorted({s["region"] for s in self.scopes if s["status"] == "read"}),
+                "scopes": self.scopes} if self.scopes else {}),
         }
+
+
+def _where(f: PoolFigures) -> dict[str, Any]:
+    """The pool's account and region, when the report reads several (else nothing)."""
+    account = getattr(f.pool, "account", None)
+    return {"account": account, "region": getattr(f.pool, "region", None)} if account else {}
 
 
 def group_by_team(figures: Sequence[PoolFigures], window: Window) -> list[Group]:
@@ -154,17 +169,26 @@ def assemble(discovery: Discovery, readings: Readings, window: Window, region: s
              api_detail: dict[str, Any] | None = None,
              threshold: float = LOW_UTILISATION, price_region: str = "us-east-1",
              kube: Sequence[PoolFigures] = (), prometheus: Sequence[dict[str, Any]] = (),
-             kube_findings: Sequence[dict[str, str]] = (), aws: bool = True) -> Report:
-    """Figures, teams, totals, advice and findings from what was read (AWS and Prometheus)."""
-    figures = [pool_figures(p, readings, window) for p in discovery.pools] + list(kube)
+             kube_findings: Sequence[dict[str, str]] = (), aws: bool = True,
+             aws_figures: Sequence[PoolFigures] = (),
+             scopes: Sequence[dict[str, Any]] = ()) -> Report:
+    """Figures, teams, totals, advice and findings from what was read (AWS and Prometheus).
+
+    ``aws_figures`` and ``scopes``: pools already computed per account-region, and those
+    scopes (:mod:`gpupool.debt.fleet`)."""
+    figures = ([pool_figures(p, readings, window) for p in discovery.pools] + list(aws_figures)
+               + list(kube))
     findings: list[dict[str, str]] = list(discovery.findings) + list(kube_findings)
     for f in figures:
         findings.extend(f.findings)
         u = f.sums.utilisation
         if u is not None and u < threshold and (f.sums.debt_gpu_hours or 0) > 0:
+            where = getattr(f.pool, "account", None)
             findings.append({"pool": f.name, "finding": "low-utilisation", "message": (
                 f"{u:.1%} GPU utilisation over the window, below {threshold:.0%}: "
-                f"{f.sums.debt_gpu_hours:,.1f} GPU-hours allocated and not used")})
+                f"{f.sums.debt_gpu_hours:,.1f} GPU-hours allocated and not used"),
+                **({"account": where, "region": getattr(f.pool, "region", "")} if where
+                   else {})})
     findings.extend({"pool": "", "finding": "read-problem", "message": m}
                     for m in readings.problems)
     total = Group("total", figures, combine(figures),
@@ -186,6 +210,7 @@ def assemble(discovery: Discovery, readings: Readings, window: Window, region: s
         price_region=price_region,
         prometheus=list(prometheus),
         aws=aws,
+        scopes=list(scopes),
     )
 
 

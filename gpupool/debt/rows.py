@@ -15,10 +15,11 @@ from typing import Any
 from gpupool.debt.model import Charge, PodFigures, PoolFigures, Sums, Timeline
 
 POOL_COLUMNS = (
-    "pool", "role", "platform", "team", "cost_center", "instance_type", "gpu_model",
-    "gpus_per_instance", "min_size", "max_size", "desired_capacity", "target_utilisation",
-    "spot_share", "status", "capacity_gpu_hours", "allocated_gpu_hours", "used_gpu_hours",
-    "debt_gpu_hours", "idle_gpu_hours", "unmeasured_gpu_hours", "unattributed_gpu_hours",
+    "pool", "role", "platform", "account", "region", "team", "cost_center", "instance_type",
+    "gpu_model", "gpus_per_instance", "min_size", "max_size", "desired_capacity",
+    "target_utilisation", "spot_share", "status", "capacity_gpu_hours", "allocated_gpu_hours",
+    "used_gpu_hours", "debt_gpu_hours", "idle_gpu_hours", "unmeasured_gpu_hours",
+    "unattributed_gpu_hours",
     "utilisation", "memory_utilisation", "impossible_readings", "price_per_gpu_hour",
     "allocated_usd", "debt_usd", "debt_usd_per_month", "gpu_limit", "source", "arn",
 )
@@ -45,7 +46,7 @@ class Group:
     timeline: Timeline
 
     def pool_names(self) -> list[str]:
-        return sorted({f.pool if isinstance(f, Charge) else f.name for f in self.figures})
+        return sorted({f.pool_key if isinstance(f, Charge) else f.name for f in self.figures})
 
 
 def sums_row(s: Sums) -> dict[str, Any]:
@@ -67,6 +68,8 @@ def pool_row(f: PoolFigures, per_month: PerMonth) -> dict[str, Any]:
         "pool": p.name,
         "platform": p.platform,
         "role": p.role,
+        "account": getattr(p, "account", None),
+        "region": getattr(p, "region", None),
         "team": p.team,
         "cost_center": p.cost_center,
         "instance_type": p.instance_type_name,
@@ -95,7 +98,7 @@ def pool_row(f: PoolFigures, per_month: PerMonth) -> dict[str, Any]:
 def group_row(g: Group, per_month: PerMonth, key: str = "team") -> dict[str, Any]:
     pools: dict[str, bool] = {}  # pool → measured at all
     for f in g.figures:
-        name = f.pool if isinstance(f, Charge) else f.name
+        name = f.pool_key if isinstance(f, Charge) else f.name
         pools[name] = pools.get(name, False) or f.status != "not measured"
     return {
         key: g.name,

@@ -112,6 +112,10 @@ def pool_rows(d: dict[str, Any], by: By) -> tuple[list[Col], list[list[str]], li
     """The pools (or teams) table: its columns, cells and row styles (red below threshold)."""
     first = "pool" if by == "pool" else "team"
     cols = [Col(first, right=False, wraps=True)]
+    many = by == "pool" and len({(r.get("account"), r.get("region")) for r in d["pools"]
+                                 if r.get("platform") == "aws"}) > 1
+    if many:
+        cols += [Col("account/region", right=False, wraps=True, drop=6)]
     if by == "pool":
         cols += [Col("team", right=False, wraps=True, drop=5),
                  Col("type", right=False, wraps=True, drop=4)]
@@ -124,8 +128,11 @@ def pool_rows(d: dict[str, Any], by: By) -> tuple[list[Col], list[list[str]], li
     styles: list[str] = []
     for r in d["pools"] if by == "pool" else d["teams"]:
         if by == "pool":
-            lead = [plain(r["pool"]) + ROLE_LABELS.get(r["role"], ""),
-                    plain(r["team"] or "(untagged)"), plain(type_label(r))]
+            lead = [plain(r["pool"]) + ROLE_LABELS.get(r["role"], "")]
+            if many:
+                lead.append(plain(f"{r['account'] or '-'}/{r['region'] or '-'}"
+                                  if r.get("platform") == "aws" else r.get("source") or "-"))
+            lead += [plain(r["team"] or "(untagged)"), plain(type_label(r))]
         else:
             lead = [plain(r["team"]), f"{r['pools']}" + (
                 f" ({r['not_measured_pools']} not measured)" if r["not_measured_pools"]

@@ -76,7 +76,8 @@ FIGURES = (
     Col("debt_usd", "debt $", usd),
     Col("debt_usd_per_month", "debt $/month", usd0),
 )
-POOLS = (Col("pool", "pool"), Col("platform", "platform"), Col("team", "team"),
+POOLS = (Col("pool", "pool"), Col("platform", "platform"), Col("account", "account"),
+         Col("region", "region"), Col("team", "team"),
          Col("instance_type", "instance type"), Col("gpus_per_instance", "GPUs each", num),
          Col("status", "status"), *FIGURES)
 TEAMS = (Col("team", "team"), Col("pools", "pools", num), *FIGURES, Col("pool_names", "pools"))
