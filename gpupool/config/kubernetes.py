@@ -77,6 +77,9 @@ class MonitoringConfig(ConfigModel):
         "http://prometheus-operated.monitoring.svc:9090"
     )
     scrape_interval: Annotated[str, Field(pattern=r"^[0-9]+(s|m)$")] = "15s"
+    # a Grafana dashboard ConfigMap (label grafana_dashboard: "1") for the Grafana chart's
+    # sidecar: the compute-debt picture from DCGM and kube-state-metrics; false: none
+    grafana_dashboard: bool = True
 
     _labels = field_validator("service_monitor_labels")(classmethod(lambda cls, v: labels(v)))
 

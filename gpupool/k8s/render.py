@@ -19,6 +19,7 @@ from typing import Any, Final
 import yaml
 
 from gpupool.k8s import schemas
+from gpupool.k8s.grafana.validate import configmap_problems
 
 HEADER: Final = "# Rendered by gpupool render"
 # helm's releaseutil.InstallOrder; kinds it does not list (custom resources) come after, by name
@@ -78,6 +79,8 @@ def validate(objects: Sequence[RenderedObject], versions: Mapping[str, str], whe
         version = versions[o.pool]
         try:
             for problem in schemas.problems(o.obj, version):
+                out.append(f"{where}: pool {o.pool}: {o.describe()}: {problem}")
+            for problem in configmap_problems(o.obj):  # a Grafana dashboard's own schema
                 out.append(f"{where}: pool {o.pool}: {o.describe()}: {problem}")
         except schemas.SchemaMissing as e:
             out.append(f"{where}: pool {o.pool}: {o.describe()}: {e}")

@@ -8,7 +8,8 @@ ambient kubeconfig happens to point at. Children:
 - per team: a namespace with a GPU ResourceQuota and a LimitRange capping GPUs per container
   (and giving none to a container that asks for none);
 - GPU plumbing in ``gpupool-system``: the NVIDIA device plugin (unless the GPU Operator runs),
-  the DCGM exporter with its Service and, with the Prometheus Operator, a ServiceMonitor;
+  the DCGM exporter with its Service and, with the Prometheus Operator, a ServiceMonitor; the
+  pool's Grafana dashboard (a ConfigMap for the Grafana chart's sidecar, unless opted out);
 - workload templates (inference Deployments scaled by KEDA on GPU utilisation, batch Jobs);
 - the remote-GPU proxy when configured;
 - on EKS with Karpenter: a NodePool + EC2NodeClass of the smallest size for the GPU.
@@ -26,7 +27,7 @@ import pulumi_kubernetes as k8s
 from gpupool.catalog import InstanceType
 from gpupool.config.kubernetes import KubernetesPoolConfig
 from gpupool.config.models import StackConfig
-from infra.k8s import karpenter, plumbing, proxy, tenancy, workloads
+from infra.k8s import dashboard, karpenter, plumbing, proxy, tenancy, workloads
 from infra.k8s.labels import node_labels, pool_labels, team_labels
 
 COMPONENT_TYPE = "gpupool:k8s:KubernetesGpuPool"
@@ -72,6 +73,8 @@ class KubernetesGpuPool(pulumi.ComponentResource):
         if not pool.gpu_operator:
             plumbing.device_plugin(name, pool, shared, in_system)
         exporter = plumbing.dcgm_exporter(name, pool, shared, in_system)
+        if pool.monitoring.grafana_dashboard:
+            dashboard.grafana_dashboard(name, pool, shared, in_system)
 
         for w in pool.workloads:
             team = pool.team(w.team)

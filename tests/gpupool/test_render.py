@@ -34,7 +34,7 @@ def objects(folder: Path) -> list[dict[str, Any]]:
 
 def test_one_file_per_object_in_apply_order(prod_dir: Path) -> None:
     files = sorted(p.name for p in (prod_dir / "onprem").iterdir())
-    assert len(files) == 18
+    assert len(files) == 19
     assert files[0] == "001-namespace-cluster-gpu-ml-platform.yaml"
     kinds = [o["kind"] for o in objects(prod_dir / "onprem")]
     assert kinds.index("Namespace") < kinds.index("ResourceQuota") < kinds.index("Deployment")
@@ -201,6 +201,6 @@ def test_render_declares_exactly_what_the_whole_program_declares(stack: str,
 
 
 def test_yaml_written_is_plain(prod_dir: Path) -> None:
-    text = (prod_dir / "onprem" / "015-deployment-gpu-ml-platform-embeddings.yaml").read_text()
+    text = (prod_dir / "onprem" / "016-deployment-gpu-ml-platform-embeddings.yaml").read_text()
     assert "!!" not in text and "&" not in text  # no tags, no anchors: any tool reads it
     assert yaml.safe_load(text)["metadata"]["labels"]["team"] == "ml-platform"

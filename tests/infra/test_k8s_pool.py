@@ -90,6 +90,7 @@ def test_prod_pool_declares_exactly_these_objects(prod: tuple[LoadedStack, Offli
         "DaemonSet": 2, "ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1,
         "Service": 2, "ServiceMonitor": 1,  # DCGM exporter; embeddings' Service
         "Deployment": 1, "ScaledObject": 1, "Job": 1,
+        "ConfigMap": 1,  # the pool's Grafana dashboard
     }
 
 
@@ -219,7 +220,7 @@ def test_gpu_operator_skips_the_device_plugin(eks: tuple[LoadedStack, OfflinePla
     kinds = Counter(k for k, _, _ in objects(eks[1], "eks-eks-gpu"))
     assert kinds["DaemonSet"] == 1  # DCGM exporter only
     assert kinds["ServiceMonitor"] == 0  # serviceMonitor: false (the default)
-    assert kinds["ConfigMap"] == 0
+    assert kinds["ConfigMap"] == 1  # the Grafana dashboard; no time-slicing config
 
 
 def test_remote_gpu_proxy_admits_only_labelled_clients(
