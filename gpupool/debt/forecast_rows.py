@@ -17,7 +17,7 @@ def gpus(v: float | None, missing: str = "no data") -> str:
 
 
 def trend(v: float | None) -> str:
-    return "flat (short history)" if v is None else f"{v * 30:+,.2f}/month"
+    return "flat (under 14 days)" if v is None else f"{v * 30:+,.2f}/month"
 
 
 def csv_cells(forecast: dict[str, Any], key: str, name: str) -> dict[str, Any]:

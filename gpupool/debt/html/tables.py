@@ -101,6 +101,6 @@ def per_month(v: Any) -> str:
 def forecast_cols(key: str, horizon: int) -> tuple[Col, ...]:
     return (Col(key, key), Col("capacity_gpus", "capacity now (GPUs)", gh),
             Col("peak_gpus", "peak (GPUs)", gh, "no data"),
-            Col("trend_gpus_per_day", "trend", per_month, "flat (short history)"),
+            Col("trend_gpus_per_day", "trend", per_month, "flat (under 14 days of data)"),
             Col("need_gpus", f"need in {horizon} d (GPUs)", gh, "no data"),
             Col("headroom_gpus", "headroom (GPUs)", gh))
