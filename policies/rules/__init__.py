@@ -12,16 +12,20 @@ from policies.rules.ebs_encrypted import RULE as EBS_ENCRYPTED
 from policies.rules.gpu_capacity_vs_utilisation import RULE as GPU_CAPACITY_VS_UTILISATION
 from policies.rules.gpu_chargeback_tags import RULE as GPU_CHARGEBACK_TAGS
 from policies.rules.gpu_no_vertical_upsize import RULE as GPU_NO_VERTICAL_UPSIZE
+from policies.rules.gpu_nodes_tainted import RULE as GPU_NODES_TAINTED
 from policies.rules.gpu_pool_scales_on_utilisation import RULE as GPU_POOL_SCALES
 from policies.rules.gpu_proxy_network_budget import RULE as GPU_PROXY_NETWORK_BUDGET
 from policies.rules.gpu_proxy_placement import RULE as GPU_PROXY_PLACEMENT
 from policies.rules.gpu_proxy_private import RULE as GPU_PROXY_PRIVATE
 from policies.rules.gpu_smallest_instance import RULE as GPU_SMALLEST_INSTANCE
 from policies.rules.imdsv2_required import RULE as IMDSV2_REQUIRED
+from policies.rules.k8s_cpu_pods_off_gpu_nodes import RULE as K8S_CPU_PODS_OFF_GPU_NODES
+from policies.rules.k8s_gpu_job_deadline import RULE as K8S_GPU_JOB_DEADLINE
 from policies.rules.k8s_gpu_limits import RULE as K8S_GPU_LIMITS
 from policies.rules.k8s_gpu_namespace_quota import RULE as K8S_GPU_NAMESPACE_QUOTA
 from policies.rules.k8s_gpu_per_container import RULE as K8S_GPU_PER_CONTAINER
 from policies.rules.k8s_gpu_workload_autoscaled import RULE as K8S_GPU_WORKLOAD_AUTOSCALED
+from policies.rules.karpenter_gpu_consolidation import RULE as KARPENTER_GPU_CONSOLIDATION
 from policies.rules.karpenter_gpu_smallest import RULE as KARPENTER_GPU_SMALLEST
 from policies.rules.team_gpu_quota import RULE as TEAM_GPU_QUOTA
 
@@ -42,6 +46,10 @@ ALL_RULES: tuple[Rule, ...] = (
     K8S_GPU_NAMESPACE_QUOTA,
     K8S_GPU_WORKLOAD_AUTOSCALED,
     KARPENTER_GPU_SMALLEST,
+    GPU_NODES_TAINTED,
+    K8S_CPU_PODS_OFF_GPU_NODES,
+    K8S_GPU_JOB_DEADLINE,
+    KARPENTER_GPU_CONSOLIDATION,
 )
 
 _BY_ID = {r.meta.id: r for r in ALL_RULES}

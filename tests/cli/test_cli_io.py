@@ -182,7 +182,8 @@ def test_manifests_from_standard_input_join_those_of_files(tmp_path: Path) -> No
     quota.write_text("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: gpu, namespace: "
                      "vision}\nspec: {hard: {requests.nvidia.com/gpu: '4'}}\n")
     deployment = (b'{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "train", '
-                  b'"namespace": "vision"}, "spec": {"template": {"spec": {"restartPolicy": '
+                  b'"namespace": "vision"}, "spec": {"activeDeadlineSeconds": 3600, "template": {'
+                  b'"spec": {"restartPolicy": '
                   b'"Never", "containers": [{"name": "t", "image": "trainer:1.0", "resources": '
                   b'{"limits": {"nvidia.com/gpu": 1}}}]}}}}')  # kubectl get -o json
     p = subprocess.run([sys.executable, "-m", "gpupool", "check", "-", str(quota), "--format",

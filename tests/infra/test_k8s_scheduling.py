@@ -5,10 +5,13 @@ and the scheduler do)."""
 
 from __future__ import annotations
 
+import copy
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from gpupool.cli import main
 from gpupool.config import load_stack
@@ -173,3 +176,57 @@ def test_the_node_label_prerequisite_is_documented_and_printed(
     assert main(["validate", "prod"]) == 0
     assert ("GPU pods select gpupool.io/pool=onprem, which the cluster's GPU nodes must carry"
             in capsys.readouterr().out)
+
+
+NEW_RULES = ("gpu-nodes-tainted", "k8s-cpu-pods-off-gpu-nodes", "k8s-gpu-job-deadline",
+             "karpenter-gpu-consolidation")
+
+
+def violations(objs: list[dict[str, Any]], tmp_path: Path) -> list[tuple[str, str]]:
+    """Every rule's findings over the objects, as ``gpupool check`` judges rendered files."""
+    folder, report = tmp_path / "judged", tmp_path / "report.json"
+    folder.mkdir(exist_ok=True)
+    for old in folder.glob("*.yaml"):
+        old.unlink()
+    for i, obj in enumerate(objs):
+        (folder / f"{i:03d}.yaml").write_text(yaml.safe_dump(obj))
+    assert main(["check", str(folder), "--format", f"json={report}", "--soft-fail"]) == 0
+    result = json.loads(report.read_text())
+    assert {p["id"] for p in result["policies"]} >= set(NEW_RULES)
+    return sorted((v["policy"], v["resource"]) for v in result["violations"])
+
+
+@pytest.mark.parametrize("stack", ["prod", "operator", "karpenter", "karpenter+operator"])
+def test_every_configuration_passes_every_rule_and_the_node_hygiene_rules_read_it(
+    stack: str, tmp_path: Path
+) -> None:
+    text = {"prod": str(ROOT / "stacks" / "Pulumi.prod.yaml"), "operator": OPERATOR_STACK,
+            "karpenter": KARPENTER_STACK.replace("OPERATOR", "false"),
+            "karpenter+operator": KARPENTER_STACK.replace("OPERATOR", "true")}[stack]
+    _, objs = render(text, tmp_path)
+    assert violations(objs, tmp_path) == []
+    # the same objects with the hygiene undone: each new rule sees what the kit guards
+    broken = copy.deepcopy(objs)
+    expected: set[str] = set()
+    for obj in broken:
+        if obj["kind"] == "NodePool":
+            del obj["spec"]["template"]["spec"]["taints"]
+            obj["spec"]["disruption"] = {"consolidationPolicy": "WhenEmpty",
+                                         "consolidateAfter": "Never"}
+            expected |= {"gpu-nodes-tainted", "karpenter-gpu-consolidation"}
+        elif obj["kind"] == "Job":
+            del obj["spec"]["activeDeadlineSeconds"]
+            expected.add("k8s-gpu-job-deadline")
+        elif obj["kind"] == "Deployment" and not any(
+                gpus(c) for c in obj["spec"]["template"]["spec"]["containers"]):
+            expected.add("k8s-cpu-pods-off-gpu-nodes")
+    for obj in broken:  # a CPU-only pod that tolerates the GPU taint
+        if obj["kind"] == "Deployment":
+            cpu = copy.deepcopy(obj)
+            cpu["metadata"]["name"] = "cpu-only"
+            for c in cpu["spec"]["template"]["spec"]["containers"]:
+                c.pop("resources", None)
+            broken.append(cpu)
+            expected.add("k8s-cpu-pods-off-gpu-nodes")
+            break
+    assert {policy for policy, _ in violations(broken, tmp_path)} == expected

@@ -35,7 +35,9 @@ Paths are snake_case dotted paths with list indices (``spec.template.spec.contai
    change. :class:`Census` counts GPU objects judged and kinds not understood for the reports.
 
 Other subjects: :func:`quota_gpus` (ResourceQuota), :func:`scale_target` (HPA, KEDA
-ScaledObject), :func:`node_requirements` (Karpenter), :func:`namespace_key`, :func:`describe`.
+ScaledObject), :func:`node_requirements` and :func:`node_taints` (Karpenter),
+:func:`policies.facts.k8s.placement.placement` (a pod spec's tolerations and node selection),
+:func:`namespace_key`, :func:`describe`.
 Values unknown until apply stay :data:`~policies.model.UNKNOWN`; a GPU quantity that is not a
 number is kept as text (:class:`Quantity`), never read as zero.
 """
@@ -44,7 +46,14 @@ from __future__ import annotations
 
 from policies.facts.k8s.autoscalers import ScaleTarget, is_gpu_metric, scale_target, texts
 from policies.facts.k8s.census import Census
-from policies.facts.k8s.karpenter import NodeRequirements, Requirement, node_requirements
+from policies.facts.k8s.karpenter import (
+    NodeRequirements,
+    NodeTaints,
+    Requirement,
+    Taint,
+    node_requirements,
+    node_taints,
+)
 from policies.facts.k8s.objects import K8sObject, describe, k8s_object, namespace_key
 from policies.facts.k8s.pods import ContainerGpus, PodGpus
 from policies.facts.k8s.quantities import GPU_RESOURCES, Quantity, is_accelerator, quantity
@@ -71,6 +80,7 @@ __all__ = [
     "K8sObject",
     "Lifecycle",
     "NodeRequirements",
+    "NodeTaints",
     "PodGpus",
     "Quantity",
     "QuotaGpus",
@@ -81,6 +91,7 @@ __all__ = [
     "Requirement",
     "Role",
     "ScaleTarget",
+    "Taint",
     "Workload",
     "accelerator_requests",
     "describe",
@@ -89,6 +100,7 @@ __all__ = [
     "k8s_object",
     "namespace_key",
     "node_requirements",
+    "node_taints",
     "quantity",
     "quota_gpus",
     "read",

@@ -49,3 +49,43 @@ def node_requirements(obj: K8sObject) -> NodeRequirements:
         vals = tuple(str(v) for v in values) if isinstance(values, list) else ()
         out.append(Requirement(str(r.get("key", "")), str(r.get("operator", "")), vals))
     return NodeRequirements(tuple(out), None, path)
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str
+    effect: str  # NoSchedule | PreferNoSchedule | NoExecute
+
+
+@dataclass(frozen=True, slots=True)
+class NodeTaints:
+    """The taints a NodePool (``spec.template.spec.taints``) or Provisioner (``spec.taints``)
+    puts on its nodes, or why they are unknown. Startup taints are left out: Karpenter expects
+    a daemon to remove them, so they do not keep pods off for the node's life."""
+
+    taints: tuple[Taint, ...] = ()
+    unknown: str | None = None
+    path: str = "spec.template.spec.taints"
+
+
+def node_taints(obj: K8sObject) -> NodeTaints:
+    provisioner = obj.kind == "Provisioner"
+    path = "spec.taints" if provisioner else "spec.template.spec.taints"
+    node: Any = obj.spec
+    for part in () if provisioner else ("template", "spec"):
+        if node is UNKNOWN:
+            return NodeTaints(unknown=f"{part} unknown until apply", path=path)
+        node = block(node.get(part)) if is_map(node) else None
+    if node is UNKNOWN:
+        return NodeTaints(unknown="spec unknown until apply", path=path)
+    raw = blocks(node.get("taints")) if is_map(node) else []
+    if raw is UNKNOWN:
+        return NodeTaints(unknown="taints unknown until apply", path=path)
+    out = []
+    for t in raw:
+        if not is_map(t) or any(v is UNKNOWN for v in t.values()):
+            return NodeTaints(unknown="a taint is unknown until apply", path=path)
+        out.append(Taint(str(t.get("key") or ""), str(t.get("value") or ""),
+                         str(t.get("effect") or "")))
+    return NodeTaints(tuple(out), None, path)

@@ -20,6 +20,7 @@ from policies.sources import load_plans
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "kubernetes-workloads"
 PER, LIMITS, QUOTA, SCALED = ("k8s-gpu-per-container", "k8s-gpu-limits",
                               "k8s-gpu-namespace-quota", "k8s-gpu-workload-autoscaled")
+DEADLINE, OFF_GPU = "k8s-gpu-job-deadline", "k8s-cpu-pods-off-gpu-nodes"
 M, A = "mandatory", "advisory"
 
 
@@ -37,13 +38,17 @@ def messages(path: Path, policy: str) -> list[str]:
 @pytest.mark.parametrize(("name", "expected"), [
     ("kubeflow-paddlejob-simple-gpu.yaml", {  # 2 GPUs per container (the PaddleJob)
         (PER, "PaddleJob/kubeflow/paddle-simple-gpu"): M,
-        (QUOTA, "PaddleJob/kubeflow/paddle-simple-gpu"): A}),
+        (QUOTA, "PaddleJob/kubeflow/paddle-simple-gpu"): A,
+        (DEADLINE, "PaddleJob/kubeflow/paddle-simple-gpu"): M}),  # no runPolicy deadline
     ("kubeflow-pytorchjob-deepspeed-demo.yaml", {
-        (QUOTA, "PyTorchJob/pytorch-deepspeed-demo"): A}),
-    ("kubeflow-tfjob-multi-worker.yaml", {(QUOTA, "TFJob/multi-worker"): A}),
+        (QUOTA, "PyTorchJob/pytorch-deepspeed-demo"): A,
+        (DEADLINE, "PyTorchJob/pytorch-deepspeed-demo"): M}),
+    ("kubeflow-tfjob-multi-worker.yaml", {(QUOTA, "TFJob/multi-worker"): A,
+                                          (DEADLINE, "TFJob/multi-worker"): M}),
     ("trainer-clustertrainingruntime-torchtune-llama3.2-1b.yaml", {  # a template: no quota
         (PER, "ClusterTrainingRuntime/torchtune-llama3.2-1b"): M}),
-    ("trainer-trainjob-lammps-gpus.yaml", {(QUOTA, "TrainJob/lammps-flux"): A}),
+    ("trainer-trainjob-lammps-gpus.yaml", {(QUOTA, "TrainJob/lammps-flux"): A,
+                                           (DEADLINE, "TrainJob/lammps-flux"): M}),
     ("lws-vllm-gpu.yaml", {  # 8 GPUs per container, fixed replicas
         (PER, "LeaderWorkerSet/vllm"): M, (SCALED, "LeaderWorkerSet/vllm"): M,
         (QUOTA, "LeaderWorkerSet/vllm"): A}),
@@ -53,8 +58,11 @@ def messages(path: Path, policy: str) -> list[str]:
     ("kuberay-raycluster-verl.yaml", {  # a head with 4 GPUs never scales
         (PER, "RayCluster/verl-cluster"): M, (SCALED, "RayCluster/verl-cluster"): M,
         (QUOTA, "RayCluster/verl-cluster"): A}),
-    ("kuberay-rayjob-text-classifier.yaml", {(QUOTA, "RayJob/pytorch-text-classifier-*"): A}),
-    ("kuberay-raycluster-autoscaler-label-selector.yaml", {}),  # Ray's own GPU: "1", no device
+    ("kuberay-rayjob-text-classifier.yaml", {(QUOTA, "RayJob/pytorch-text-classifier-*"): A,
+                                             (DEADLINE, "RayJob/pytorch-text-classifier-*"): M}),
+    # Ray's own GPU: "1", no device: its A100 worker group holds a GPU node without a GPU
+    ("kuberay-raycluster-autoscaler-label-selector.yaml", {
+        (OFF_GPU, "RayCluster/ray-label-cluster"): M}),
     ("kserve-isvc-autoscale-gpu.yaml", {(QUOTA, "InferenceService/flowers-sample-gpu"): A}),
     ("kserve-isvc-hf-llama2.yaml", {(QUOTA, "InferenceService/huggingface-llama2"): A}),
     ("kserve-llmisvc-qwen2-7b-gpu.yaml", {  # three fixed replicas, no spec.scaling
@@ -64,7 +72,8 @@ def messages(path: Path, policy: str) -> list[str]:
         (PER, "LLMInferenceService/deepseek-coder-v2"): M,
         (SCALED, "LLMInferenceService/deepseek-coder-v2"): M,
         (QUOTA, "LLMInferenceService/deepseek-coder-v2"): A}),
-    ("volcano-job-mindspore-gpu.yaml", {(QUOTA, "Job/mindspore-gpu"): A}),
+    ("volcano-job-mindspore-gpu.yaml", {(QUOTA, "Job/mindspore-gpu"): A,
+                                        (DEADLINE, "Job/mindspore-gpu"): M}),
     ("volcano-argo-workflowtemplate-mpi.yaml", {}),  # nvidia.com/gpu: 0 in a manifest string
     ("nim-nimservice-autoscaling.yaml", {  # the operator's HPA on gpu_cache_usage_perc
         (QUOTA, "NIMService/nim-service/meta-llama-3-2-1b-instruct"): A}),

@@ -42,7 +42,8 @@ def test_rule_ids_are_the_fixed_ones_in_order() -> None:
         "gpu-capacity-vs-utilisation", "gpu-chargeback-tags", "imdsv2-required",
         "ebs-encrypted", "gpu-proxy-placement", "gpu-proxy-private", "gpu-proxy-network-budget",
         "team-gpu-quota", "k8s-gpu-per-container", "k8s-gpu-limits", "k8s-gpu-namespace-quota",
-        "k8s-gpu-workload-autoscaled", "karpenter-gpu-smallest",
+        "k8s-gpu-workload-autoscaled", "karpenter-gpu-smallest", "gpu-nodes-tainted",
+        "k8s-cpu-pods-off-gpu-nodes", "k8s-gpu-job-deadline", "karpenter-gpu-consolidation",
     ]
     assert get_rule("ebs-encrypted") is ALL_RULES[6]
     with pytest.raises(KeyError, match="known: gpu-no-vertical-upsize"):

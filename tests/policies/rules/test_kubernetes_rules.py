@@ -62,6 +62,7 @@ def test_terraform_plan_kubernetes_resources() -> None:
         ("k8s-gpu-per-container", "kubernetes_deployment_v1.llm"): "mandatory",
         ("k8s-gpu-namespace-quota", "kubernetes_deployment_v1.llm"): "advisory",
         ("karpenter-gpu-smallest", "kubernetes_manifest.gpu_nodepool"): "mandatory",
+        ("gpu-nodes-tainted", "kubernetes_manifest.gpu_nodepool"): "mandatory",  # no taints
     }  # the HPA v2 on DCGM_FI_DEV_GPU_UTIL satisfies k8s-gpu-workload-autoscaled
 
 
