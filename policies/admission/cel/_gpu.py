@@ -1,0 +1,60 @@
+"""CEL pieces the GPU container rules share: which resources are GPUs, and how much a
+container asks for (Kubernetes' quantity library: ``isQuantity``, ``quantity``,
+``isInteger``, ``compareTo``; GA in every version the policies support, 1.30 on)."""
+
+from __future__ import annotations
+
+from policies.facts.k8s.quantities import GPU_RESOURCES
+
+GPUS = "[" + ", ".join(f"'{r}'" for r in GPU_RESOURCES) + "]"
+
+
+def in_side(c: str, r: str, side: str) -> str:
+    """Does container ``c`` name resource ``r`` in ``side`` (limits, requests)?"""
+    return f"(has({c}.resources) && has({c}.resources.{side}) && {r} in {c}.resources.{side})"
+
+
+def asks(c: str, r: str) -> str:
+    return f"({in_side(c, r, 'limits')} || {in_side(c, r, 'requests')})"
+
+
+def counted(c: str, r: str) -> str:
+    """What the scheduler reserves: the limit (requests default to it), else the request."""
+    return (f"({in_side(c, r, 'limits')} ? {c}.resources.limits[{r}] : "
+            f"{c}.resources.requests[{r}])")
+
+
+def side_of(c: str, r: str) -> str:
+    return f"({in_side(c, r, 'limits')} ? 'limits' : 'requests')"
+
+
+def is_q(v: str) -> str:
+    """A value that reads as a quantity: ``1`` (a CRD's integer) or ``'1'``, ``'500m'``."""
+    return f"isQuantity(string({v}))"
+
+
+def q(v: str) -> str:
+    return f"quantity(string({v}))"
+
+
+def whole(v: str) -> str:
+    """A whole, non-negative count (as the Python rule's ``Quantity.whole``)."""
+    return f"({is_q(v)} && {q(v)}.isInteger() && {q(v)}.sign() >= 0)"
+
+
+def shown(v: str) -> str:
+    """A value as the PR check shows it: text quoted ('500m'), numbers bare."""
+    return f"(type({v}) == string ? \"'\" + {v} + \"'\" : string({v}))"
+
+
+def who(role: str) -> str:
+    """``PyTorchJob ml/finetune, Worker`` as the PR check names a workload and role."""
+    name = "(has(object.metadata.name) ? object.metadata.name : '?')"
+    return (f"object.kind + ' ' + (request.namespace != '' ? request.namespace + '/' : '') + "
+            f"{name} + ({role}.name != '' ? ', ' + {role}.name : '')")
+
+
+def lines(key: str) -> str:
+    """A ConfigMap value of one item per line, as a list (empty lines dropped)."""
+    return (f"(has(params.data) && '{key}' in params.data ? "
+            f"params.data['{key}'].split('\\n').filter(l, l != '') : [])")

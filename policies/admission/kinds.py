@@ -1,0 +1,268 @@
+"""Where each kind keeps its pods, as CEL: the admission twin of policies/facts/k8s/readers.
+
+The API server hands a ValidatingAdmissionPolicy one object of whatever kind it matched. The
+``roles`` variable this module generates turns it into the shape every rule's CEL reads, the
+same for every kind (as :class:`policies.facts.k8s.Workload` is for the Python rules): a list
+of ``{'name', 'labels', 'spec', 'containers'}`` maps, one per pod template (a Deployment's
+``spec.template``, each of a PyTorchJob's replica specs, a RayCluster's head and each worker
+group, a NIMService's ``spec.resources`` as one container). ``containers`` holds the app and
+init containers (and a kind's other container lists: Argo's sidecars, KServe's model specs),
+each a map with ``resources`` as the object has it.
+
+Each kind's sources are written in camelCase, as the API server passes the object; every step
+is guarded with ``has()`` so an absent field is an empty list, never an evaluation error.
+tests/policies/admission/test_kinds.py holds this table to the reader table: every kind a
+reader reads pods of is here, or in :data:`NOT_AT_ADMISSION` with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+
+def guard(root: str, path: str) -> str:
+    """``has(root.a) && has(root.a.b)`` for ``path`` ``a.b``."""
+    out, at = [], root
+    for part in path.split("."):
+        at = f"{at}.{part}"
+        out.append(f"has({at})")
+    return " && ".join(out)
+
+
+def _opt_list(root: str, path: str) -> str:
+    return f"({guard(root, path)} ? {root}.{path} : [])"
+
+
+def _opt_one(root: str, path: str) -> str:
+    return f"({guard(root, path)} ? [{root}.{path}] : [])"
+
+
+def pod_containers(spec: str) -> str:
+    """App and init containers of the pod spec at ``spec`` (which is present)."""
+    return f"{_opt_list(spec, 'containers')} + {_opt_list(spec, 'initContainers')}"
+
+
+def _labels(root: str, path: str) -> str:
+    return f"({guard(root, path)} ? {root}.{path} : {{}})"
+
+
+def role(name: str, labels: str, spec: str, containers: str) -> str:
+    return (f"{{'name': {name}, 'labels': {labels}, 'spec': {spec}, "
+            f"'containers': {containers}}}")
+
+
+def template_role(template: str, name: str) -> str:
+    """A role from the pod template (``{metadata, spec}``) at ``template`` (present)."""
+    spec = f"{template}.spec"
+    return role(name, _labels(template, "metadata.labels"), f"(has({spec}) ? {spec} : {{}})",
+                f"(has({spec}) ? {pod_containers(spec)} : [])")
+
+
+def spec_role(spec: str, name: str, labels: str = "{}") -> str:
+    """A role from a bare pod spec at ``spec`` (present)."""
+    return role(name, labels, spec, pod_containers(spec))
+
+
+@dataclass(frozen=True)
+class At:
+    """The pod template at ``path`` (a bare pod spec when ``spec``)."""
+
+    path: str
+    name: str = ""
+    spec: bool = False
+
+    def cel(self) -> str:
+        at = f"object.{self.path}"
+        made = spec_role(at, repr(self.name)) if self.spec else template_role(at, repr(self.name))
+        return f"({guard('object', self.path)} ? [{made}] : [])"
+
+
+@dataclass(frozen=True)
+class Each:
+    """Each item of the list at ``path``, its pod template at ``sub`` (its name at ``key``)."""
+
+    path: str
+    sub: str
+    prefix: str = ""
+    key: str = "name"
+    skip_disabled: bool = False
+
+    def cel(self) -> str:
+        name = f"'{self.prefix}' + (has(e.{self.key}) ? string(e.{self.key}) : '#')"
+        keep = guard("e", self.sub)
+        if self.skip_disabled:
+            keep = f"!(has(e.enabled) && e.enabled == false) && {keep}"
+        return (f"({guard('object', self.path)} ? object.{self.path}.filter(e, {keep})"
+                f".map(e, {template_role(f'e.{self.sub}', name)}) : [])")
+
+
+@dataclass(frozen=True)
+class Values:
+    """Each value of the map at ``path`` (Kubeflow's replica specs), its template at ``sub``."""
+
+    path: str
+    sub: str = "template"
+
+    def cel(self) -> str:
+        m = f"object.{self.path}"
+        return (f"({guard('object', self.path)} ? {m}.filter(k, {guard(f'{m}[k]', self.sub)})"
+                f".map(k, {template_role(f'{m}[k].{self.sub}', 'k')}) : [])")
+
+
+@dataclass(frozen=True)
+class Pod:
+    """The object itself is the pod."""
+
+    def cel(self) -> str:
+        containers = f"(has(object.spec) ? {pod_containers('object.spec')} : [])"
+        made = role("''", _labels("object", "metadata.labels"),
+                    "(has(object.spec) ? object.spec : {})", containers)
+        return f"[{made}]"
+
+
+@dataclass(frozen=True)
+class Resources:
+    """A kind that keeps one resources block instead of a pod template (NIMService's
+    ``spec.resources``): one container named ``container``; its labels at ``labels``."""
+
+    path: str
+    container: str
+    labels: str = ""
+    each: str = ""  # a list whose enabled items each hold the block at ``path`` (NIMPipeline)
+
+    def cel(self) -> str:
+        if self.each:
+            one = role("'service ' + (has(e.name) ? e.name : '#')",
+                       _labels("e", "spec.labels"), "{}",
+                       f"[{{'name': '{self.container}', 'resources': e.{self.path}}}]")
+            keep = f"has(e.enabled) && e.enabled == true && {guard('e', self.path)}"
+            return (f"({guard('object', self.each)} ? object.{self.each}.filter(e, {keep})"
+                    f".map(e, {one}) : [])")
+        labels = _labels("object", self.labels) if self.labels else "{}"
+        one = role("''", labels, "{}",
+                   f"[{{'name': '{self.container}', 'resources': object.{self.path}}}]")
+        return f"({guard('object', self.path)} ? [{one}] : [])"
+
+
+@dataclass(frozen=True)
+class Argo:
+    """Argo Workflows templates (and templateDefaults) under ``base``: container, script,
+    containerSet.containers, sidecars and initContainers of each."""
+
+    base: str
+
+    def cel(self) -> str:
+        def one(t: str, name: str) -> str:
+            containers = " + ".join((_opt_one(t, "container"), _opt_one(t, "script"),
+                                     _opt_list(t, "containerSet.containers"),
+                                     _opt_list(t, "sidecars"), _opt_list(t, "initContainers")))
+            return role(name, _labels(t, "metadata.labels"), t, containers)
+        b = f"object.{self.base}"
+        named = "'template ' + (has(e.name) ? e.name : '#')"
+        defaults = f"{b}.templateDefaults"
+        return (f"({guard('object', f'{self.base}.templateDefaults')} ? "
+                f"[{one(defaults, repr('template defaults'))}] : []) + "
+                f"({guard('object', f'{self.base}.templates')} ? {b}.templates.map(e, "
+                f"{one('e', named)}) : [])")
+
+
+_MODEL_SPECS: Final = ("model", "sklearn", "xgboost", "tensorflow", "pytorch", "triton", "onnx",
+                       "huggingface", "pmml", "lightgbm", "paddle", "alibi", "art")
+
+
+@dataclass(frozen=True)
+class KServe:
+    """An InferenceService component (predictor, transformer, explainer): its own containers
+    and model or framework specs (one container each), and its workerSpec (multi-node)."""
+
+    component: str
+
+    def cel(self) -> str:
+        c = f"object.spec.{self.component}"
+        models = " + ".join(_opt_one(c, m) for m in _MODEL_SPECS)
+        main = role(repr(self.component), _labels(c, "labels"), c,
+                    f"{pod_containers(c)} + {models}")
+        worker = spec_role(f"{c}.workerSpec", repr(f"{self.component} worker"),
+                           _labels(c, "labels"))
+        return (f"({guard('object', f'spec.{self.component}')} ? [{main}] : []) + "
+                f"({guard('object', f'spec.{self.component}.workerSpec')} ? [{worker}] : [])")
+
+
+Source = At | Each | Values | Pod | Resources | Argo | KServe
+
+
+def _ray(base: str) -> tuple[Source, ...]:
+    return (At(f"{base}.headGroupSpec.template", "head"),
+            Each(f"{base}.workerGroupSpecs", "template", "worker group ", "groupName"))
+
+
+_KUBEFLOW: Final = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs",
+                    "MPIJob": "mpiReplicaSpecs", "PaddleJob": "paddleReplicaSpecs",
+                    "XGBoostJob": "xgbReplicaSpecs", "JAXJob": "jaxReplicaSpecs",
+                    "MXJob": "mxReplicaSpecs"}
+_ARGO: Final = {k: Argo("spec") for k in ("Workflow", "WorkflowTemplate",
+                                          "ClusterWorkflowTemplate")}
+
+# (API group, kind) → where its pods are. Groups as the API server names them ("" is core).
+KINDS: Final[dict[tuple[str, str], tuple[Source, ...]]] = {
+    ("", "Pod"): (Pod(),),
+    ("", "ReplicationController"): (At("spec.template"),),
+    **{("apps", k): (At("spec.template"),) for k in ("Deployment", "StatefulSet", "ReplicaSet",
+                                                      "DaemonSet")},
+    ("batch", "Job"): (At("spec.template"),),
+    ("batch", "CronJob"): (At("spec.jobTemplate.spec.template"),),
+    **{("kubeflow.org", k): (Values(f"spec.{key}"),) for k, key in _KUBEFLOW.items()},
+    ("trainer.kubeflow.org", "TrainJob"): (Resources("spec.trainer.resourcesPerNode", "node"),),
+    **{("trainer.kubeflow.org", k): (Each("spec.template.spec.replicatedJobs",
+                                          "template.spec.template"),)
+       for k in ("TrainingRuntime", "ClusterTrainingRuntime")},
+    ("jobset.x-k8s.io", "JobSet"): (Each("spec.replicatedJobs", "template.spec.template"),),
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): (
+        At("spec.leaderWorkerTemplate.leaderTemplate", "leader"),
+        At("spec.leaderWorkerTemplate.workerTemplate", "worker")),
+    ("ray.io", "RayCluster"): _ray("spec"),
+    ("ray.io", "RayService"): _ray("spec.rayClusterConfig"),
+    ("ray.io", "RayJob"): (*_ray("spec.rayClusterSpec"),
+                           At("spec.submitterPodTemplate", "submitter")),
+    ("serving.kserve.io", "InferenceService"): tuple(
+        KServe(c) for c in ("predictor", "transformer", "explainer")),
+    **{("serving.kserve.io", k): (
+        At("spec.template", "decode", spec=True), At("spec.worker", "decode worker", spec=True),
+        At("spec.prefill.template", "prefill", spec=True),
+        At("spec.prefill.worker", "prefill worker", spec=True))
+       for k in ("LLMInferenceService", "LLMInferenceServiceConfig")},
+    **{("argoproj.io", k): (v,) for k, v in _ARGO.items()},
+    ("argoproj.io", "CronWorkflow"): (Argo("spec.workflowSpec"),),
+    ("batch.volcano.sh", "Job"): (Each("spec.tasks", "template", "task "),),
+    ("apps.nvidia.com", "NIMService"): (Resources("spec.resources", "nim", "spec.labels"),),
+    ("apps.nvidia.com", "NIMPipeline"): (Resources("spec.resources", "nim",
+                                                   each="spec.services"),),
+    ("keda.sh", "ScaledJob"): (At("spec.jobTargetRef.template"),),
+}
+
+# Reader kinds that are not matched at admission, and why (docs/kubernetes.md lists them).
+NOT_AT_ADMISSION: Final = {
+    ("apps.nvidia.com", "NIMCache"): "its caching job asks for CPU and memory only",
+    ("extensions", "Deployment"): "extensions/v1beta1 is no longer served (Kubernetes 1.16)",
+    ("extensions", "StatefulSet"): "never served under extensions",
+    ("extensions", "ReplicaSet"): "extensions/v1beta1 is no longer served (Kubernetes 1.16)",
+    ("extensions", "DaemonSet"): "extensions/v1beta1 is no longer served (Kubernetes 1.16)",
+}
+
+
+def plural(kind: str) -> str:
+    """The resource name the API serves a kind under (every kind above: lower case + s)."""
+    return f"{kind.lower()}s"
+
+
+def roles_cel(kinds: list[tuple[str, str]]) -> str:
+    """The ``roles`` variable for a policy matching ``kinds``: one branch per kind."""
+    out = "[]"
+    for group, kind in reversed(kinds):
+        body = " + ".join(s.cel() for s in KINDS[(group, kind)])
+        out = f"variables.gk == '{group}/{kind}' ? ({body}) : ({out})"
+    return out
+
+
+GROUP_KIND: Final = "request.kind.group + '/' + request.kind.kind"

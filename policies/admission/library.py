@@ -1,0 +1,87 @@
+"""The Kubernetes CEL functions the admission policies use, for cel-python.
+
+cel-python implements CEL's standard definitions; Kubernetes adds libraries the API server
+compiles every policy with. The policies use only these, implemented here to the Kubernetes
+semantics (k8s.io/apiserver/pkg/cel/library/quantity.go; cel-go's ext strings):
+
+- quantity: ``isQuantity(string)``, ``quantity(string)``, and on a quantity ``isInteger()``,
+  ``asInteger()``, ``sign()``, ``compareTo(q)``, ``isGreaterThan(q)``, ``isLessThan(q)``,
+  ``asApproximateFloat()``. Parsing follows resource.ParseQuantity's grammar (a signed
+  decimal number, then a binary-SI suffix Ki…Ei, a decimal-SI suffix m, k, M…E, or a decimal
+  exponent e/E±n); values are exact fractions, as the API server's inf.Dec are.
+- strings: ``<string>.split(separator)``, ``<list>.join(separator)``.
+
+Anything else (lists' ``flatten``, ``cel.bind``, optional types) is avoided in the generated
+CEL rather than implemented.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Final
+
+from celpy import celtypes
+
+_GRAMMAR: Final = re.compile(r"^([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+                             r"(Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?[0-9]+|m|k|M|G|T|P|E)?$")
+_BINARY: Final = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
+_DECIMAL: Final = {"m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_INT64: Final = 2**63
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """A Kubernetes quantity's exact value."""
+
+    value: Fraction
+
+
+def parse(text: str) -> Quantity | None:
+    m = _GRAMMAR.match(text)
+    if m is None:
+        return None
+    sign, number, suffix = m.group(1), m.group(2), m.group(3) or ""
+    value = Fraction(number if not number.endswith(".") else number[:-1] or "0")
+    if suffix in _BINARY:
+        value *= 1024 ** _BINARY[suffix]
+    elif suffix in _DECIMAL:
+        value *= Fraction(10) ** _DECIMAL[suffix]
+    else:
+        value *= Fraction(10) ** int(suffix[1:])
+    return Quantity(-value if sign == "-" else value)
+
+
+def _q(text: Any) -> Quantity:
+    found = parse(str(text))
+    if found is None:
+        raise ValueError(f"quantities must match the regular expression: {text!r}")
+    return found
+
+
+def _cmp(a: Quantity, b: Quantity) -> int:
+    return (a.value > b.value) - (a.value < b.value)
+
+
+def _as_integer(q: Quantity) -> celtypes.IntType:
+    if q.value.denominator != 1 or not -_INT64 <= q.value.numerator < _INT64:
+        raise ValueError("cannot convert value to integer")
+    return celtypes.IntType(q.value.numerator)
+
+
+FUNCTIONS: Final[dict[str, Any]] = {
+    "isQuantity": lambda s: celtypes.BoolType(parse(str(s)) is not None),
+    "quantity": _q,
+    "isInteger": lambda q: celtypes.BoolType(q.value.denominator == 1
+                                             and -_INT64 <= q.value.numerator < _INT64),
+    "asInteger": _as_integer,
+    "asApproximateFloat": lambda q: celtypes.DoubleType(float(q.value)),
+    "sign": lambda q: celtypes.IntType((q.value > 0) - (q.value < 0)),
+    "compareTo": lambda a, b: celtypes.IntType(_cmp(a, b)),
+    "isGreaterThan": lambda a, b: celtypes.BoolType(_cmp(a, b) > 0),
+    "isLessThan": lambda a, b: celtypes.BoolType(_cmp(a, b) < 0),
+    "split": lambda s, sep: celtypes.ListType([celtypes.StringType(p)
+                                               for p in str(s).split(str(sep))]),
+    "join": lambda items, sep="": celtypes.StringType(str(sep).join(str(i) for i in items)),
+}

@@ -1,0 +1,85 @@
+"""Generated objects judged both ways: the Python rule's verdict and the CEL's are the same.
+
+Pods, Deployments and PyTorchJobs with GPU counts written every way a manifest can
+(integers, strings, milli-units, SI suffixes, exponents, fractions), in limits, requests or
+both, in app and init containers, in namespaces and with labels the multi-GPU parameters may
+name, under random parameters.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from policies.admission.evaluate import judge
+from policies.sources.kubernetes import Manifest, to_changes
+
+COUNTS = st.one_of(st.integers(0, 9), st.sampled_from(
+    ["0", "1", "2", "4", "8", "500m", "1500m", "2000m", "1k", "1e1", "0.5", "1.0", "3"]))
+RESOURCES = st.sampled_from(["nvidia.com/gpu", "amd.com/gpu", "nvidia.com/gpu.shared"])
+
+
+@st.composite
+def containers(draw: Any) -> dict[str, Any]:
+    res: dict[str, Any] = {}
+    for side in ("limits", "requests"):
+        if draw(st.booleans()):
+            chosen = draw(st.dictionaries(RESOURCES, COUNTS, max_size=2))
+            if draw(st.booleans()):
+                chosen["cpu"] = "2"
+            res[side] = chosen
+    return {"name": draw(st.sampled_from(["main", "side", "init"])), "image": "x",
+            "resources": res}
+
+
+@st.composite
+def workloads(draw: Any) -> dict[str, Any]:
+    ns = draw(st.sampled_from(["ml", "web"]))
+    labels = draw(st.dictionaries(st.just("gpupool.io/multi-gpu"),
+                                  st.sampled_from(["true", "false"]), max_size=1))
+    spec: dict[str, Any] = {"containers": draw(st.lists(containers(), min_size=1, max_size=3))}
+    if draw(st.booleans()):
+        spec["initContainers"] = draw(st.lists(containers(), max_size=1))
+    kind = draw(st.sampled_from(["Pod", "Deployment", "PyTorchJob"]))
+    meta = {"name": "w", "namespace": ns}
+    template = {"metadata": {"labels": {"app": "w", **labels}}, "spec": spec}
+    if kind == "Pod":
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {**meta, "labels": template["metadata"]["labels"]}, "spec": spec}
+    if kind == "Deployment":
+        return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta,
+                "spec": {"selector": {"matchLabels": {"app": "w"}}, "template": template}}
+    return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": meta,
+            "spec": {"pytorchReplicaSpecs": {"Worker": {"replicas": 2, "template": template}}}}
+
+
+PARAMS = st.fixed_dictionaries({}, optional={
+    "maxGpusPerContainer": st.integers(1, 4), "multiGpuMax": st.integers(1, 8),
+    "multiGpuNamespaces": st.lists(st.sampled_from(["ml", "web"]), max_size=2, unique=True),
+    "multiGpuLabels": st.dictionaries(st.just("gpupool.io/multi-gpu"), st.just("true"),
+                                      max_size=1)})
+
+
+def _both(harness: Any, rule_id: str, obj: dict[str, Any], params: dict[str, Any]
+          ) -> tuple[bool, list[str]]:
+    changes = to_changes([Manifest("gen:1", "generated", obj)])
+    python = [f for f in harness.python_findings(rule_id, changes, params) if not f.unknown]
+    cel = judge(harness.objects_for(rule_id, params), obj).failures(f"gpupool-{rule_id}")
+    return bool(python) == bool(cel), [*(f.message for f in python), *cel]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(obj=workloads(), params=PARAMS)
+def test_per_container_cel_agrees_with_the_rule(harness: Any, obj: dict[str, Any],
+                                                params: dict[str, Any]) -> None:
+    same, said = _both(harness, "k8s-gpu-per-container", obj, params)
+    assert same, said
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(obj=workloads())
+def test_limits_cel_agrees_with_the_rule(harness: Any, obj: dict[str, Any]) -> None:
+    same, said = _both(harness, "k8s-gpu-limits", obj, {})
+    assert same, said

@@ -1,0 +1,73 @@
+"""One verdict in both places: every rule example, through the generated CEL, as the API
+server would judge it, gives the rule's own verdict and says what the PR check says."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from policies.admission.cel import ADMISSION_RULES
+from policies.admission.evaluate import judge
+from policies.rules import get_rule
+from policies.rules.base import KNOWN_AFTER_APPLY, Example
+
+CASES = [(spec.rule_id, i) for spec in ADMISSION_RULES
+         for i in range(len(get_rule(spec.rule_id).examples))]
+
+
+def _holds_unknown(value: Any) -> bool:
+    if value == KNOWN_AFTER_APPLY:
+        return True
+    if isinstance(value, dict):
+        return any(_holds_unknown(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds_unknown(v) for v in value)
+    return False
+
+
+def admissible(example: Example) -> str | None:
+    """Why an example cannot reach admission (None when it can)."""
+    for r in example.resources:
+        if not str(r["type"]).startswith("kubernetes:") or not isinstance(r.get("new"), dict):
+            return "a Terraform resource: the API server sees the object, not the plan"
+        if _holds_unknown(r["new"]):
+            return "a value unknown until apply: an object at admission has every value"
+    if example.unknown:
+        return "a kind no reader understands: matchConstraints cannot name it"
+    return None
+
+
+@pytest.mark.parametrize(("rule_id", "index"), CASES,
+                         ids=[f"{r}-{i}" for r, i in CASES])
+def test_example_gives_the_rules_verdict_through_cel(harness: Any, rule_id: str,
+                                                     index: int) -> None:
+    example = get_rule(rule_id).examples[index]
+    why = admissible(example)
+    if why is not None:
+        assert example.unknown or not example.allowed or "Terraform" in why, why
+        pytest.skip(why)
+    objects = harness.objects_for(rule_id, example.params)
+    python = harness.python_findings(rule_id, example.changes(), example.params)
+    assert bool(python) == (not example.allowed)  # the rule's own verdict, as its tests hold
+    messages = []
+    for r in example.resources:
+        decision = judge(objects, r["new"])
+        messages += decision.failures(f"gpupool-{rule_id}")
+    assert bool(messages) == (not example.allowed), messages
+    for message in messages:
+        assert message.startswith(f"{rule_id}: "), message
+        assert "could not be evaluated" not in message and "failed:" not in message, message
+        core = re.split(r" \(|resources\.", message.removeprefix(f"{rule_id}: "), maxsplit=1)[0]
+        said = core.split(": ", 1)[-1] if rule_id != "karpenter-gpu-smallest" else core
+        assert any(said.strip() in f.message for f in python), (said, [f.message for f in python])
+
+
+def test_the_examples_that_cannot_reach_admission_are_the_ones_we_say() -> None:
+    skipped = {(r, get_rule(r).examples[i].title) for r, i in CASES
+               if admissible(get_rule(r).examples[i]) is not None}
+    assert all(get_rule(r).examples[[e.title for e in get_rule(r).examples].index(t)].unknown
+               or "Terraform" in t for r, t in skipped), skipped
+    judged = len(CASES) - len(skipped)
+    assert judged >= 15, (judged, skipped)
