@@ -222,9 +222,15 @@ class PlanIndex:
             via_lc = self._linked_types(self.launch_configuration(change, side), side)
             return via_lc if via_lc is not None else InstanceTypes()
         if change.kind is ResourceKind.EKS_NODE_GROUP:
-            if own.known or own.unknown:
+            if own.known:
                 return own
             result = self._linked_types(self.launch_templates(change, side), side)
+            if own.unknown:
+                # instance_types is computed: left unset, a plan shows it unknown until apply.
+                # EKS refuses a type in both the node group and its launch template, so a
+                # template that names one is where the types come from.
+                return result if result is not None and result.known and not result.unknown \
+                    else own
             return result if result is not None else InstanceTypes()  # AWS default: t3.medium
         return own
 

@@ -226,6 +226,9 @@ class GpuSmallestInstance(Rule):
         params: Params = ctx.params
         catalog = ctx.catalog
         types = ctx.plan.own_types(change)
+        if types.unknown and change.kind is ResourceKind.EKS_NODE_GROUP and \
+                ctx.plan.instance_types(change).via:
+            return  # unset, so computed: its launch template's type, judged on the template
         if types.unknown:
             yield Finding(change.address, cannot_verify(types.unknown), unknown=True)
         for written, name in types.respelled:

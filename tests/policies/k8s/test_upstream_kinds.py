@@ -88,6 +88,12 @@ def messages(path: Path, policy: str) -> list[str]:
         (PER, "Experiment/kubeflow/darts-gpu"): A, (QUOTA, "Experiment/kubeflow/darts-gpu"): A}),
     ("eks-auto-mode-gpu-nodepool.yaml", {("karpenter-gpu-smallest", "NodePool/gpu-nodepool"): M}),
     ("eks-auto-mode-nodepool-cpu.yaml", {}),  # c, m, r only: before, every GPU type "allowed"
+    # Karpenter's own examples: a pool open to every type larger than 3 vCPUs / 8 GiB can
+    # launch 72 GPU types, untainted
+    ("karpenter-v1-large-instances.yaml", {
+        ("karpenter-gpu-smallest", "NodePool/large-instances"): M,
+        ("gpu-nodes-tainted", "NodePool/large-instances"): M}),
+    ("karpenter-workload-gpu-nvidia.yaml", {(QUOTA, "Deployment/gpu-nvidia"): A}),
 ])
 def test_each_upstream_kind_alone(name: str, expected: dict[tuple[str, str], str]) -> None:
     assert findings(FIXTURES / name) == expected
@@ -123,16 +129,16 @@ def test_messages_name_the_role_the_path_and_the_fix() -> None:
 def test_the_directory_together_and_its_census() -> None:
     result = evaluate(load_plans([str(FIXTURES)]), load_settings(None, None))
     summary = result.to_json()["summary"]["kubernetes"]
-    assert summary == {"objects": 35, "gpu_objects_judged": 17, "gpu_objects_not_understood": 1,
+    assert summary == {"objects": 38, "gpu_objects_judged": 18, "gpu_objects_not_understood": 1,
                        "kinds_not_understood": [{"kind": "Experiment",
                                                  "api_version": "kubeflow.org/v1beta1",
                                                  "objects": 1}]}
     from policies.reports import render
 
     text = render(result, "text")
-    assert ("Kubernetes: 17 GPU objects judged (of 35 objects); 1 not understood: Experiment "
+    assert ("Kubernetes: 18 GPU objects judged (of 38 objects); 1 not understood: Experiment "
             "kubeflow.org/v1beta1)") in text.splitlines()[-1]
-    assert "Kubernetes: 17 GPU objects judged (of 35 objects); 1 not understood" in render(
+    assert "Kubernetes: 18 GPU objects judged (of 38 objects); 1 not understood" in render(
         result, "markdown")
     # a check of a Terraform plan says nothing about Kubernetes; one of manifests always does
     tf = evaluate(load_plans([str(FIXTURES.parent / "terraform" / "upsize-g4dn.json")]),
