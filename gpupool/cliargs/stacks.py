@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from gpupool.cliargs.admission import add_policy_inputs
 from gpupool.cliargs.parser import command
 
 FORMATS_CHECK = ("text", "json", "sarif", "junit", "markdown")
@@ -79,9 +80,12 @@ def add_render(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                 "Plan the stack offline and write the objects of its Kubernetes pools as plain "
                 "YAML, one file per object in apply order, each validated against the "
                 "Kubernetes OpenAPI schema of the pool's cluster version (custom resources: "
-                "their CRDs' schemas). Commit DIR for Argo CD or Flux.",
+                "their CRDs' schemas), with the kit's Kubernetes rules as ValidatingAdmission"
+                "Policies beside them (a pool's admissionPolicies: false leaves them out). "
+                "Commit DIR for Argo CD or Flux.",
                 ["gpupool render prod --out deploy/k8s",
                  "gpupool render stacks/Pulumi.prod.yaml --out /tmp/prod-manifests",
                  "gpupool check deploy/k8s"])
     r.add_argument("stack", metavar="STACK")
     r.add_argument("--out", metavar="DIR", required=True, help="directory to write into")
+    add_policy_inputs(r)  # the admission policies' enforcement, parameters and waivers

@@ -19,6 +19,9 @@ from gpupool.config import load_stack
 from gpupool.errors import InputError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from gpupool.config.kubernetes import KubernetesPoolConfig
     from gpupool.k8s.render import RenderedObject
     from infra.offline import OfflinePlan
 
@@ -39,16 +42,40 @@ def run(args: argparse.Namespace) -> int:
     from infra.offline import run_offline
 
     objects = objects_of(run_offline(loaded, kubernetes_only=True), loaded.name)
-    versions = {p.name: p.cluster.version for p in pools}
+    objects += admission_of(args, pools, objects)
+    versions = {name: p.cluster.version for p in pools
+                for name in (p.name, f"{p.name}-admission")}
     problems = render.validate(objects, versions, where)
     if problems:
         raise InputError(problems)
     written = render.write(objects, Path(args.out), f"stack {loaded.name} ({where})")
     per_pool = ", ".join(f"{p.name}: {sum(o.pool == p.name for o in objects)} objects "
                          f"(Kubernetes {p.cluster.version})" for p in pools)
+    policies = sum(o.kind == "ValidatingAdmissionPolicy" for o in objects)
     sys.stdout.write(f"wrote {len(written)} files to {args.out} ({per_pool}); every object "
-                     "validated against its schema\n")
+                     f"validated against its schema; {policies} admission policies\n")
     return 0
+
+
+def admission_of(args: argparse.Namespace, pools: Sequence[KubernetesPoolConfig],
+                 objects: Sequence[RenderedObject]) -> list[RenderedObject]:
+    """The admission policies (``gpupool admission render``'s objects) of each pool whose
+    ``admissionPolicies`` is on, in a directory of their own beside the pool's,
+    ``<pool>-admission/`` (cluster-wide objects, applied once per cluster; the pool's own
+    numbering stays as it was), without a Namespace the pool already declares."""
+    from gpupool.commands import admission
+    from gpupool.k8s.render import RenderedObject
+
+    wanted = [p for p in pools if p.admission_policies]
+    if not wanted:
+        return []
+    found = admission.objects(args)
+    out = []
+    for p in wanted:
+        have = {(o.kind, o.name) for o in objects if o.pool == p.name and o.kind == "Namespace"}
+        out += [RenderedObject(f"{p.name}-admission", o) for o in found
+                if (o["kind"], o["metadata"]["name"]) not in have]
+    return out
 
 
 def objects_of(plan: OfflinePlan, stack: str) -> list[RenderedObject]:

@@ -101,7 +101,10 @@ class KubernetesPoolConfig(ConfigModel):
     """One Kubernetes GPU pool: a cluster, its teams, GPU plumbing and workload templates."""
 
     name: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")]
-    cluster: ClusterConfig = ClusterConfig()
+    # gpupool render writes the kit's rules as ValidatingAdmissionPolicies beside the pool's
+    # objects (admissionregistration.k8s.io/v1: Kubernetes 1.30 and later); false: it does not
+    admission_policies: bool = True
+    cluster: Annotated[ClusterConfig, Field(validate_default=True)] = ClusterConfig()
     gpu: Annotated[str, Field(min_length=1, max_length=40)] = "T4"  # model the GPU nodes carry
     arch: Literal["x86_64", "arm64"] = "x86_64"
     gpus: Annotated[int | None, Field(ge=1, le=100_000)] = None  # on-premises GPUs of the pool
@@ -164,6 +167,18 @@ class KubernetesPoolConfig(ConfigModel):
         if self.node_selector is None and self.gpu_operator:
             return None  # the GPU Operator labels its nodes
         return ", ".join(f"{k}={v}" for k, v in sorted(wanted.items()))
+
+    @field_validator("cluster")
+    @classmethod
+    def _admission_served(cls, v: ClusterConfig, info: ValidationInfo) -> ClusterConfig:
+        if info.data.get("admission_policies") and tuple(map(int, v.version.split("."))) < (
+                1, 30):
+            raise ValueError(
+                f"expected version 1.30 or later, or the pool's admissionPolicies: false: "
+                f"Kubernetes {v.version} does not serve ValidatingAdmissionPolicy "
+                "(admissionregistration.k8s.io/v1), so the rendered admission policies would "
+                "fail to apply")
+        return v
 
     @field_validator("teams")
     @classmethod
