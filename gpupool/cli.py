@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from gpupool import __version__
-from gpupool.cliargs import admission, debt, network, sizing, stacks
+from gpupool.cliargs import admission, debt, network, rightsize, sizing, stacks
 from gpupool.cliargs.parser import Parser
 
 # One adder per command, in the order ``gpupool --help`` lists them.
@@ -35,6 +35,7 @@ COMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], 
     stacks.add_render,
     admission.add_admission,
     debt.add_debt,
+    rightsize.add_rightsize,
 )
 
 

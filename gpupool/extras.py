@@ -31,10 +31,11 @@ _MODULES: Final = {
     "celpy": ("infra", "cel-python"),
     "boto3": ("aws", "boto3"), "botocore": ("aws", "boto3"),
     "matplotlib": ("debt", "matplotlib"),
+    "ruamel": ("debt", "ruamel.yaml"),
     "numpy": ("remoting", "numpy"), "pandas": ("remoting", "pandas"),
 }
 # A command whose own extra carries a module another extra also has: name the command's.
-_COMMAND_EXTRA: Final = {"debt": "debt"}
+_COMMAND_EXTRA: Final = {"debt": "debt", "rightsize": "debt"}
 
 
 def install_line(extra: str) -> str:

@@ -9,7 +9,8 @@ per GPU-hour:
 
 - **lower min**: the group sat at its minimum most of the time; a minimum at the 90th
   percentile of the need (never below 1 when it was at least 1: target tracking cannot scale
-  out from zero) removes the floor's excess;
+  out from zero) removes the floor's excess. Never below that need: when the need is at least
+  the minimum there is no advice (``gpupool rightsize`` adds the window's p95 and headroom);
 - **higher target**: above the minimum the group tracked a target lower than 70 %; 70 % would
   have run fewer instances;
 - **lower max**: the peak in service stayed under half the maximum; a max of 1.25 × the peak
@@ -155,14 +156,15 @@ def _own_advice(f: PoolFigures, window: Window, h: float, month: float) -> list[
     at_floor = [(n, need) for (n, _), need in zip(buckets, needs, strict=True)
                 if n <= p.min_size + 1e-9]
     if p.min_size > 0 and len(at_floor) >= FLOOR_SHARE * len(buckets):
-        new_min = min(p.min_size - 1, max(1, _percentile(needs, 0.9)))
+        needed = _percentile(needs, 0.9)
+        new_min = max(1, needed)  # never below the instances the message says were needed
         if new_min < p.min_size:
             saved = sum(max(n - max(new_min, need), 0) for n, need in at_floor) * g * h
             out.append(Advice(
                 p.name, "lower-min", f"minSize {p.min_size} → {new_min}",
                 f"in service at its minimum ({p.min_size}) {len(at_floor) / len(buckets):.0%} "
                 f"of the measured time while {target:g} % utilisation needed "
-                f"{_percentile(needs, 0.9)} instance(s) at the 90th percentile",
+                f"{needed} instance(s) at the 90th percentile",
                 (p.min_size - new_min) * g, saved * month, _usd(saved * month, price)))
     if target < DEFAULT_TARGET:
         above = [(n, u) for n, u in buckets if n > p.min_size + 1e-9]

@@ -66,3 +66,22 @@ def test_busy_and_unmeasured_pools() -> None:
     got = advice(r)
     assert not [k for k in got if k[0] == "busy"]
     assert got[("dark", "install-agent")]["usd_per_month"] is None
+
+
+def test_a_minimum_is_never_lowered_below_the_instances_it_says_were_needed() -> None:
+    """The old contradiction: ``minSize 2 → 1 … needed 3 instance(s) at the 90th percentile``.
+
+    Half the day two T4 ran 90 % busy (1.8 GPUs: three instances at 70 %), half 5 %: the pool
+    is idle on average but its 90th-percentile need (3) is above its minimum, so no lower-min.
+    """
+    busy = [90.0] * 12 + [5.0] * 12
+    r = syn.report([(syn.pool("spiky", min_size=2, max_size=8), [2] * 24, busy)])
+    got = advice(r)
+    assert ("spiky", "lower-min") not in got
+    # and where the need is below the minimum, the new minimum is exactly that need
+    r = syn.report([(syn.pool("floor", min_size=6, max_size=8), [6] * 24,
+                     [30.0] * 22 + [5.0] * 2)])
+    a = advice(r)[("floor", "lower-min")]
+    # 30 % of 6 T4 = 1.8 GPUs: three instances at 70 %, the 90th-percentile need
+    assert a["change"] == "minSize 6 → 3"
+    assert "needed 3 instance(s) at the 90th percentile" in a["message"]

@@ -1,0 +1,110 @@
+"""``gpupool rightsize [--stack S ...] [--since 14d] [--write] [--pr-body FILE]``.
+
+Reads the debt report of every region the stacks are in (the same reading as ``gpupool
+debt``), proposes new sizes (:mod:`gpupool.rightsize.propose`), prints each stack file's diff or
+writes it (:mod:`gpupool.rightsize.edit`), each edited stack validated before it is written.
+Stdout is the diff; what was left alone and why goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from gpupool.errors import InputError
+
+
+def headroom(text: str) -> float:
+    raw = text.strip()
+    try:
+        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 2:
+        raise InputError(f"--headroom {text}: expected a share from 0% to 200% (20% or 0.2)")
+    return value
+
+
+def _stacks(names: list[str] | None) -> list[object]:
+    from gpupool.config.loader import load_stack
+    from gpupool.config.stackfile import find_project, stack_config_dir
+
+    if not names:
+        project = find_project(Path.cwd())
+        if project is None:
+            raise InputError("--stack: expected a stack, or a Pulumi project here")
+        folder = project.parent / stack_config_dir(project)
+        names = [str(p) for p in sorted(folder.glob("Pulumi.*.yaml"))]
+    return [load_stack(n) for n in names]
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpupool.catalog import load_catalog
+    from gpupool.debt.aws import make_clients
+    from gpupool.debt.deadline import Deadline, parse_deadline
+    from gpupool.debt.report import build_report
+    from gpupool.debt.window import parse_duration, resolve_window
+    from gpupool.rightsize.propose import StackEntry, propose
+
+    share = headroom(args.headroom)
+    span = parse_duration(args.min_span, "--min-span").total_seconds() / 3600
+    since = args.since or (None if args.start else "14d")
+    window = resolve_window(since=since, start=args.start, end=args.end, period=args.period,
+                            cloudwatch=True)
+    deadline = Deadline(parse_deadline(args.deadline))
+    loaded = _stacks(args.stack)
+    entries = [StackEntry(s.name, s.shown_path, s.config) for s in loaded]  # type: ignore[attr-defined]
+    regions = [args.region] if args.region else sorted({e.config.region for e in entries})
+    figures, calls = [], 0
+    for region in regions:
+        report = build_report(make_clients(region, deadline=deadline), window,
+                              load_catalog(region=region), compute_optimizer=False)
+        figures += report.pools
+        calls += report.api_calls
+    outcome = propose(figures, window, entries, pct=args.percentile, headroom=share,
+                      min_span_hours=span)
+    _apply(outcome, loaded, write=args.write)
+    for name, why in outcome.skipped:
+        sys.stderr.write(f"gpupool rightsize: {name}: left alone: {why}\n")
+    if args.pr_body:
+        from gpupool.output import write_output
+        from gpupool.rightsize.prbody import pr_body
+
+        write_output(args.pr_body, pr_body(outcome, window, args.percentile, share),
+                     option="--pr-body")
+    sys.stderr.write(f"gpupool rightsize: {len(outcome.proposals)} pool(s) changed in "
+                     f"{len({p.path for p in outcome.proposals})} stack file(s); {calls} API "
+                     "call(s)\n")
+    return 0
+
+
+def _apply(outcome: object, loaded: list[object], *, write: bool) -> None:
+    from gpupool.config.loader import load_stack
+    from gpupool.output import write_stdout
+    from gpupool.rightsize.edit import apply, unified_diff
+
+    by_path: dict[str, list[tuple[tuple[str | int, ...], float]]] = {}
+    for p in outcome.proposals:  # type: ignore[attr-defined]
+        by_path.setdefault(p.path, []).extend((p.key_path(c), c.new) for c in p.changes)
+    files = {s.shown_path: s.path for s in loaded}  # type: ignore[attr-defined]
+    for shown, changes in sorted(by_path.items()):
+        path = files[shown]
+        before = path.read_text(encoding="utf-8")
+        after = apply(before, changes, shown)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".yaml", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+                out.write(after)
+            load_stack(tmp)  # the edited stack validates, or nothing is written
+            if write:
+                os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        if not write:
+            write_stdout(unified_diff(before, after, shown))
+        else:
+            sys.stderr.write(f"gpupool rightsize: {shown}: {len(changes)} value(s) written\n")
