@@ -41,6 +41,7 @@ class SnapshotPool(_Lenient):
     pool: Annotated[str, Field(min_length=1)]
     team: str | None = None
     role: str | None = None  # pool, gpu-proxy or kubernetes-nodes (older snapshots: absent)
+    platform: str | None = None  # aws, kubernetes or on-prem (older snapshots: absent, aws)
     account: str | None = None  # AWS pools of a --accounts/--regions report (older: absent)
     region: str | None = None
     instance_type: str

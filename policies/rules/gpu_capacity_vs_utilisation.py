@@ -1,11 +1,13 @@
 # ruff: noqa: RUF001, RUF003  (× and → are the signs users read in messages)
 """gpu-capacity-vs-utilisation: no more capacity for a GPU pool that does not use what it has.
 
-Allocation is not utilisation. A pull request that raises a GPU pool's min, desired or max size
-(or adds GPU types to it) while the pool ran below a utilisation threshold adds compute debt.
-The measurements come from a snapshot written by ``gpupool debt --format json`` (``gpupool
-check --utilisation FILE``, or the pack's ``utilisationSnapshot``), matched to the plan's groups
-by name. Stack scope: one snapshot is read once per plan.
+Allocation is not utilisation. A pull request that raises a GPU pool's capacity while the pool
+ran below a utilisation threshold adds compute debt: an AWS pool's min, desired or max size (or
+GPU types added to it), a Kubernetes pool's KEDA ScaledObject maxReplicaCount, Karpenter
+NodePool GPU limit or namespace GPU quota. The measurements come from a snapshot written by
+``gpupool debt --format json`` (AWS pools from CloudWatch, Kubernetes and on-premises pools
+with ``--prometheus``), read by ``gpupool check --utilisation FILE`` or the pack's
+``utilisationSnapshot``, matched to the plan by pool name. Stack scope: one snapshot per plan.
 
 Reading the snapshot imports no AWS SDK (:mod:`gpupool.debt.snapshot`).
 """
@@ -13,22 +15,22 @@ Reading the snapshot imports no AWS SDK (:mod:`gpupool.debt.snapshot`).
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from fnmatch import fnmatchcase
 from typing import Any
 
 from pydantic import Field, model_validator
 
-from gpupool.catalog import Catalog, InstanceType
-from gpupool.catalog.model import HOURS_PER_MONTH
+from gpupool.catalog import Catalog
 from gpupool.debt.snapshot import CACHE, Snapshot, SnapshotPool, parse_snapshot
 from gpupool.errors import InputError
-from policies.facts import PlanIndex, number, text
-from policies.model import UNKNOWN, ChangeKind, ResourceChange, ResourceKind
-from policies.rules._common import cannot_verify, prop, usd
+from policies.facts import PlanIndex, text
+from policies.model import ChangeKind, ResourceChange, ResourceKind
+from policies.rules._asg_raise import describe, gpu_types, match, raised
+from policies.rules._common import cannot_verify
+from policies.rules._k8s_raise import KINDS as KUBE_KINDS
+from policies.rules._k8s_raise import kube_raise
+from policies.rules._utilisation_verdict import verdict
 from policies.rules.base import (
     Enforcement,
     Example,
@@ -39,8 +41,7 @@ from policies.rules.base import (
     RuleParams,
 )
 
-SIZES = ("min_size", "desired_capacity", "max_size")
-_AUTONAME = re.compile(r"^(?P<base>.+)-[0-9a-f]{7}$")  # Pulumi autonaming: <name>-<7 hex>
+_SKIPPED = (ChangeKind.DELETE, ChangeKind.READ, ChangeKind.NOOP)
 
 
 class Params(RuleParams):
@@ -75,25 +76,6 @@ class Params(RuleParams):
         return self
 
 
-@dataclass(frozen=True, slots=True)
-class Raise:
-    """What a change adds to a GPU pool."""
-
-    sizes: tuple[tuple[str, float, float], ...]  # (key, old, new) for each raised size
-    new_types: tuple[str, ...]
-    unknown: str | None = None
-
-    def __bool__(self) -> bool:
-        return bool(self.sizes or self.new_types)
-
-
-def _threshold(params: Params, names: Iterable[str]) -> float:
-    for pattern, value in params.thresholds.items():
-        if any(fnmatchcase(n, pattern) for n in names):
-            return value
-    return params.threshold
-
-
 def load(params: Params) -> Snapshot | None:
     """The configured snapshot (cached by path and mtime); :class:`InputError` if unusable."""
     given = params.utilisation_snapshot
@@ -104,98 +86,12 @@ def load(params: Params) -> Snapshot | None:
     return CACHE.load(os.path.expandvars(os.path.expanduser(given)))
 
 
-def match(group: ResourceChange, names: Mapping[str, SnapshotPool]) -> SnapshotPool | None:
-    """The snapshot's pool for a plan group: its name, old or new, or its Pulumi logical name
-    with an autoname suffix (``dev-inference-asg`` ↔ ``dev-inference-asg-1a2b3c4``)."""
-    for inputs in (group.after, group.before):
-        name = text(inputs.get("name"))
-        if isinstance(name, str) and name in names:
-            return names[name]
-    found = [p for n, p in names.items()
-             if (m := _AUTONAME.match(n)) is not None and m["base"] == group.name]
-    return found[0] if len(found) == 1 else None
-
-
-def _types(plan: PlanIndex, group: ResourceChange, side: str, catalog: Catalog
-           ) -> tuple[list[InstanceType], str | None]:
-    types = plan.instance_types(group, side)  # type: ignore[arg-type]
-    rows = [r for r in (catalog.get(t) for t in types.known) if r is not None]
-    return rows, types.unknown
-
-
-def _sizes(inputs: Mapping[str, Any]) -> dict[str, float | None]:
-    out: dict[str, float | None] = {}
-    for key in SIZES:
-        value = number(inputs.get(key))
-        out[key] = None if value is UNKNOWN or value is None else float(value)  # type: ignore[arg-type]
-    return out
-
-
-def raised(change: ResourceChange, plan: PlanIndex, catalog: Catalog,
-           measured: SnapshotPool | None) -> Raise | None:
-    """What the change adds, compared with the plan's old inputs or, when the plan has none,
-    the sizes the snapshot recorded; None when there is nothing to compare with (a new pool)."""
-    new = _sizes(change.after)
-    new_rows, unknown = _types(plan, change, "new", catalog)
-    if change.old is not None and change.change is not ChangeKind.CREATE:
-        old = _sizes(change.before)
-        old_rows, _ = _types(plan, change, "old", catalog)
-        old_types = {r.instance_type for r in old_rows}
-    elif measured is not None:
-        old = {"min_size": _f(measured.min_size), "desired_capacity": _f(measured.desired_capacity),
-               "max_size": _f(measured.max_size)}
-        old_types = {measured.instance_type}
-    else:
-        return None
-    sizes = tuple((k, o, n) for k in SIZES
-                  if (o := old[k]) is not None and (n := new[k]) is not None and n > o)
-    # Adding GPU types widens what the pool can launch; swapping one type for another (the
-    # same count of types) is a type change, which the sizing rules judge, not more capacity.
-    added = tuple(r.instance_type for r in new_rows if r.instance_type not in old_types)
-    grew = len({r.instance_type for r in new_rows}) > len(old_types)
-    return Raise(sizes, added if grew else (), unknown)
-
-
-def _f(value: int | None) -> float | None:
-    return None if value is None else float(value)
-
-
-def _count(v: float) -> str:
-    return f"{v:g}"
-
-
-def describe(change: ResourceChange, r: Raise, gpu: InstanceType | None) -> str:
-    """"raises maxSize 4 → 8 (+4 GPUs of capacity, up to +$2.104/h)"."""
-    parts = []
-    g = gpu.gpu_count if gpu is not None else None
-    price = gpu.price_per_hour if gpu is not None else None
-    for key, old, new in r.sizes:
-        what = f"{prop(change.type, key)} {_count(old)} → {_count(new)}"
-        if g is not None:
-            gpus = (new - old) * g
-            if key == "max_size":
-                cost = "" if price is None else f", up to +{usd((new - old) * price)}/h"
-                what += f" (+{_count(gpus)} GPUs of capacity{cost})"
-            else:
-                monthly = "" if price is None else (
-                    f", +${(new - old) * price * HOURS_PER_MONTH:,.0f}/month")
-                what += f" (+{_count(gpus)} GPUs allocated{monthly})"
-        parts.append(what)
-    if r.new_types:
-        parts.append(f"adds GPU type {', '.join(r.new_types)}")
-    return "raises " + "; ".join(parts)
-
-
-def _window(s: Snapshot) -> str:
-    hours = s.window.hours
-    span = f"{hours / 24:g} days" if hours >= 48 else f"{hours:g} h"
-    return f"{span} to {s.window.end.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
-
-
-def _taken(s: Snapshot) -> str:
-    """When the snapshot was taken: a date, not an age, so that the message (and the generated
-    docs that show it) does not change with the clock; the age is in the finding's detail."""
-    return f"{s.taken_at().astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+def _kube_pools(snapshot: Snapshot | None) -> dict[str, SnapshotPool]:
+    """The snapshot's Kubernetes and on-premises pools by name (an AWS group of the same name
+    is another pool)."""
+    if snapshot is None:
+        return {}
+    return {p.pool: p for p in snapshot.pools if p.platform not in (None, "aws")}
 
 
 class GpuCapacityVsUtilisation(Rule):
@@ -205,19 +101,24 @@ class GpuCapacityVsUtilisation(Rule):
         default_enforcement=Enforcement.MANDATORY,
         rationale=(
             "Allocation is not utilisation: fleets often use 5–30 % of the GPUs they pay for. "
-            "A change that raises a GPU pool's min, desired or max size, or adds GPU types to "
-            "it, is denied while the pool's measured GPU utilisation is below the threshold "
-            "(40 % by default, per pool pattern), with the figures: utilisation, compute debt "
-            "in GPU-hours and dollars, and what the raise adds. Measurements come from a "
-            "snapshot written by `gpupool debt --format json`, matched to the plan's groups by "
-            "name (or Pulumi logical name). A snapshot older than maxSnapshotAgeHours, and a "
-            "pool the snapshot could not measure (no CloudWatch agent), are 'cannot verify'. "
-            "Without a snapshot, a raise is advised on as 'cannot verify'; a pool the snapshot "
-            "does not know (a new pool has no history) likewise: the rule never blocks a first "
-            "deployment."
+            "A change that raises a GPU pool's capacity is denied while the pool's measured "
+            "GPU utilisation is below the threshold (40 % by default, per pool pattern), with "
+            "the figures: utilisation, compute debt in GPU-hours and dollars, and what the "
+            "raise adds. For an AWS pool that is its min, desired or max size, or GPU types "
+            "added; for a Kubernetes or on-premises pool a KEDA ScaledObject's "
+            "maxReplicaCount, a Karpenter NodePool's limits of nvidia.com/gpu or a "
+            "ResourceQuota's GPU keys (requests.nvidia.com/gpu, limits.nvidia.com/gpu) raised "
+            "or removed, the object matched to its pool by the kit's gpupool.io/pool label. "
+            "Measurements come from a snapshot written by `gpupool debt --format json` "
+            "(--prometheus for Kubernetes pools), matched by name (or Pulumi logical name). "
+            "A snapshot older than maxSnapshotAgeHours, a pool the snapshot could not measure "
+            "(no CloudWatch agent, no DCGM exporter) and a Kubernetes pool measured only in "
+            "part (exporter gaps) are 'cannot verify'. Without a snapshot, a raise is advised "
+            "on as 'cannot verify'; a pool the snapshot does not know (a new pool has no "
+            "history) likewise: the rule never blocks a first deployment."
         ),
         scope="stack",
-        kinds=frozenset({ResourceKind.AUTOSCALING_GROUP}),
+        kinds=frozenset({ResourceKind.AUTOSCALING_GROUP, *KUBE_KINDS}),
         params=Params,
         needs_old_inputs=True,
     )
@@ -230,15 +131,16 @@ class GpuCapacityVsUtilisation(Rule):
     def check(self, changes: Sequence[ResourceChange], ctx: RuleContext) -> Iterable[Finding]:
         params: Params = ctx.params
         plan = ctx.plan if (ctx.plan_index is not None or ctx.index) else PlanIndex(changes)
-        groups = [g for g in plan.groups if g.change not in (ChangeKind.DELETE, ChangeKind.READ,
-                                                             ChangeKind.NOOP)]
-        if not groups:
+        groups = [g for g in plan.groups if g.change not in _SKIPPED]
+        kube = [(c, r) for c in changes if c.kind in KUBE_KINDS and c.change not in _SKIPPED
+                and (r := kube_raise(c)) is not None]
+        if not groups and not kube:
             return
         try:
             snapshot = load(params)
         except InputError as e:  # fail closed: an unreadable snapshot never passes
-            for g in groups:
-                yield Finding(g.address, "utilisation snapshot cannot be read: "
+            for address in [g.address for g in groups] + [c.address for c, _ in kube]:
+                yield Finding(address, "utilisation snapshot cannot be read: "
                               + "; ".join(e.problems))
             return
         names = snapshot.by_name() if snapshot is not None else {}
@@ -247,12 +149,24 @@ class GpuCapacityVsUtilisation(Rule):
             finding = self._judge(group, plan, ctx.catalog, params, snapshot, names, now)
             if finding is not None:
                 yield finding
+        pools = _kube_pools(snapshot)
+        for change, what in kube:
+            if what.unknown is not None and not what.bounds:
+                yield Finding(change.address, cannot_verify(
+                    f"{what.unknown}, so whether it raises GPU pool {what.pool}'s capacity "
+                    "cannot be told"), unknown=True)
+                continue
+            finding = verdict(change.address, what.describe(), pools.get(what.pool), snapshot,
+                              params, [what.pool], now,
+                              {"raised": [list(b) for b in what.bounds]})
+            if finding is not None:
+                yield finding
 
     def _judge(self, group: ResourceChange, plan: PlanIndex, catalog: Catalog, params: Params,
                snapshot: Snapshot | None, names: Mapping[str, SnapshotPool],
                now: datetime) -> Finding | None:
         measured = match(group, names)
-        new_rows, _ = _types(plan, group, "new", catalog)
+        new_rows, _ = gpu_types(plan, group, "new", catalog)
         if not new_rows and measured is None:
             return None  # not a GPU group (or one the rule cannot tell and nothing measured)
         gpu = new_rows[0] if new_rows else catalog.get(measured.instance_type if measured
@@ -269,59 +183,10 @@ class GpuCapacityVsUtilisation(Rule):
             return None
         if not what:
             return None
-        adds = describe(group, what, gpu)
-        if snapshot is None:
-            return Finding(group.address, cannot_verify(
-                f"{adds}, and no utilisation snapshot is configured (gpupool check "
-                "--utilisation FILE, or the pack's utilisationSnapshot), so the pool's use "
-                "cannot be held against it (advisory)"), advisory_only=True)
-        if measured is None:
-            return Finding(group.address, cannot_verify(
-                f"{adds}; the snapshot {snapshot.path} has no measurements for this pool (a "
-                "new pool has no history) (advisory)"), advisory_only=True)
-        if params.max_snapshot_age_hours and (
-                snapshot.age(now).total_seconds() > params.max_snapshot_age_hours * 3600):
-            last = ("" if measured.utilisation is None
-                    else f"; it measured {measured.utilisation:.1%} then")
-            return Finding(group.address, cannot_verify(
-                f"{adds} on GPU pool {measured.pool}, but the utilisation snapshot "
-                f"{snapshot.path} was taken {_taken(snapshot)}, more than maxSnapshotAgeHours "
-                f"({params.max_snapshot_age_hours:g}) ago{last}; refresh it with "
-                "gpupool debt --format json"), unknown=True,
-                detail={"snapshot_age_hours": round(snapshot.age(now).total_seconds() / 3600, 1)})
-        if measured.utilisation is None:
-            why = ("a Kubernetes node group, whose GPUs' use is in Prometheus (DCGM), not "
-                   "CloudWatch" if measured.role == "kubernetes-nodes" else
-                   "no GPU utilisation metric, the CloudWatch agent is not publishing")
-            return Finding(group.address, cannot_verify(
-                f"{adds} on GPU pool {measured.pool}, which the snapshot could not measure "
-                f"({measured.status}: {why})"), unknown=True)
-        if measured.impossible_readings:
-            return Finding(group.address, cannot_verify(
-                f"{adds} on GPU pool {measured.pool}, whose readings include "
-                f"{measured.impossible_readings} impossible value(s) (utilisation outside "
-                "0-100 %, or negative sizes): its publisher is broken, so its "
-                f"{measured.utilisation:.1%} is not a measurement to judge by"), unknown=True)
-        limit = _threshold(params, [measured.pool, group.name,
-                                    *(n for n in [text(group.after.get("name"))]
-                                      if isinstance(n, str))])
-        if measured.utilisation * 100 >= limit:
-            return None
-        debt = measured.debt_gpu_hours
-        debt_text = "" if debt is None else (
-            f": {debt:,.1f} GPU-hours allocated and not used"
-            + ("" if measured.debt_usd is None else f" (${measured.debt_usd:,.2f})")
-            + (f" of {measured.allocated_gpu_hours:,.1f}"
-               if measured.allocated_gpu_hours is not None else ""))
-        return Finding(
-            group.address,
-            f"{adds} on GPU pool {measured.pool}, which ran at {measured.utilisation:.1%} GPU "
-            f"utilisation over {_window(snapshot)} (threshold {limit:g} %){debt_text}; use "
-            "what it has first (gpupool debt shows how), or waive with an owner and a reason",
-            detail={"pool": measured.pool, "utilisation": measured.utilisation,
-                    "threshold_pct": limit, "debt_gpu_hours": debt, "debt_usd": measured.debt_usd,
-                    "raised": [list(s) for s in what.sizes], "new_types": list(what.new_types)},
-        )
+        names_ = [group.name, *(n for n in [text(group.after.get("name"))] if isinstance(n, str))]
+        return verdict(group.address, describe(group, what, gpu), measured, snapshot, params,
+                       names_, now, {"raised": [list(s) for s in what.sizes],
+                                     "new_types": list(what.new_types)})
 
 
 # -- examples (the docs show them and the tests run them) -----------------------------------
@@ -353,6 +218,35 @@ def _group(name: str, old_max: int | None, new_max: int, *, min_size: int = 2,
             "launchTemplate": {"overrides": [{"instanceType": "g4dn.xlarge"}]}}}
     return out
 
+
+def _kube_pool(utilisation: float | None, status: str = "measured") -> dict[str, Any]:
+    used = None if utilisation is None else round(2688.0 * utilisation, 1)
+    return {"pool": "onprem", "platform": "on-prem", "team": "ml-platform",
+            "instance_type": "", "gpus_per_instance": 8, "status": status,
+            "allocated_gpu_hours": 2688.0, "used_gpu_hours": used, "utilisation": utilisation,
+            "debt_gpu_hours": None if used is None else round(2688.0 - used, 1),
+            "debt_usd": None if used is None else 0.0}
+
+
+def _kube(kind: str, api: str, name: str, old_spec: dict[str, Any], new_spec: dict[str, Any],
+          namespace: str | None = "gpu-ml-platform") -> dict[str, Any]:
+    meta = {"name": name, "labels": {"gpupool.io/pool": "onprem", "team": "ml-platform"},
+            **({} if namespace is None else {"namespace": namespace})}
+    group = api if "/" in api else f"core/{api}"
+    return {"type": f"kubernetes:{group}:{kind}", "name": name,
+            "old": {"apiVersion": api, "kind": kind, "metadata": meta, "spec": old_spec},
+            "new": {"apiVersion": api, "kind": kind, "metadata": meta, "spec": new_spec}}
+
+
+_TRIGGER = [{"type": "prometheus", "metadata": {"query": "sum(DCGM_FI_DEV_GPU_UTIL)"}}]
+_KEDA_RAISE = _kube("ScaledObject", "keda.sh/v1alpha1", "embeddings",
+                    {"maxReplicaCount": 6, "triggers": _TRIGGER},
+                    {"maxReplicaCount": 12, "triggers": _TRIGGER})
+_QUOTA_RAISE = _kube("ResourceQuota", "v1", "gpu-quota",
+                     {"hard": {"requests.nvidia.com/gpu": "8"}},
+                     {"hard": {"requests.nvidia.com/gpu": "16"}})
+_KUBE_IDLE = _snapshot([_kube_pool(0.08)])
+_KUBE_BUSY = _snapshot([_kube_pool(0.66)])
 
 _FRESH = {"maxSnapshotAgeHours": 0}  # the examples' snapshot has a fixed date: age not checked
 _IDLE = _snapshot([_pool("gpu-inference", 0.12, debt=295.7, usd_=155.54)])
@@ -441,6 +335,64 @@ GpuCapacityVsUtilisation.examples = (
         params={**_FRESH, "utilisationSnapshot": _snapshot(
             [_pool("gpu-inference", 0.71, status="partial", impossible=3)])},
         message_contains=["cannot verify", "3 impossible value(s)"],
+    ),
+    Example(
+        title="Kubernetes: raising a KEDA maxReplicaCount while the on-premises pool idles at 8 %",
+        allowed=False,
+        resources=[_KEDA_RAISE],
+        params={**_FRESH, "utilisationSnapshot": _KUBE_IDLE},
+        message_contains=["raises ScaledObject gpu-ml-platform/embeddings maxReplicaCount "
+                          "6 → 12 on GPU pool onprem, which ran at 8.0% GPU utilisation",
+                          "2,473.0 GPU-hours allocated and not used"],
+    ),
+    Example(
+        title="Kubernetes: raising a namespace's GPU quota on an idle pool",
+        allowed=False,
+        resources=[_QUOTA_RAISE],
+        params={**_FRESH, "utilisationSnapshot": _KUBE_IDLE},
+        message_contains=["raises ResourceQuota gpu-ml-platform/gpu-quota "
+                          "hard.requests.nvidia.com/gpu 8 → 16 on GPU pool onprem"],
+    ),
+    Example(
+        title="Kubernetes: removing a Karpenter NodePool's GPU limit on an idle pool",
+        allowed=False,
+        resources=[_kube("NodePool", "karpenter.sh/v1", "gpupool-onprem",
+                         {"limits": {"nvidia.com/gpu": "16"}}, {"limits": {"cpu": "256"}},
+                         namespace=None)],
+        params={**_FRESH, "utilisationSnapshot": _KUBE_IDLE},
+        message_contains=["raises NodePool gpupool-onprem limits.nvidia.com/gpu 16 → no limit"],
+    ),
+    Example(
+        title="Kubernetes: raising a NodePool's GPU limit on a busy pool",
+        allowed=True,
+        resources=[_kube("NodePool", "karpenter.sh/v1", "gpupool-onprem",
+                         {"limits": {"nvidia.com/gpu": "16"}},
+                         {"limits": {"nvidia.com/gpu": "24"}}, namespace=None)],
+        params={**_FRESH, "utilisationSnapshot": _KUBE_BUSY},
+    ),
+    Example(
+        title="Kubernetes: lowering a GPU quota on an idle pool",
+        allowed=True,
+        resources=[_kube("ResourceQuota", "v1", "gpu-quota",
+                         {"hard": {"requests.nvidia.com/gpu": "8"}},
+                         {"hard": {"requests.nvidia.com/gpu": "4"}})],
+        params={**_FRESH, "utilisationSnapshot": _KUBE_IDLE},
+    ),
+    Example(
+        title="Kubernetes: a pool with exporter gaps (partial) cannot vouch for a raise",
+        allowed=False,
+        unknown=True,
+        resources=[_KEDA_RAISE],
+        params={**_FRESH, "utilisationSnapshot": _snapshot([_kube_pool(0.66, "partial")])},
+        message_contains=["cannot verify", "which the snapshot could not measure (partial"],
+    ),
+    Example(
+        title="Kubernetes: GPU nodes without a DCGM exporter (not measured)",
+        allowed=False,
+        unknown=True,
+        resources=[_QUOTA_RAISE],
+        params={**_FRESH, "utilisationSnapshot": _snapshot([_kube_pool(None, "not measured")])},
+        message_contains=["cannot verify", "no DCGM exporter series for its GPUs"],
     ),
 )
 
