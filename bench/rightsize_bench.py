@@ -182,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise SystemExit(f"expected every pool changed: {summary}")
         d, r = statistics.median(walls["debt"]), statistics.median(walls["rightsize"])
         text = "\n".join([
-            "# gpupool rightsize: 1,000 pools, beside the debt read it starts with", "",
+            f"# gpupool rightsize: {n:,} pools, beside the debt read it starts with", "",
             f"- date: {started:%Y-%m-%d %H:%M} UTC", f"- machine: {head}",
             "- command: `python bench/rightsize_bench.py`",
             f"- {n:,} pools in {len(ENVIRONMENTS)} stacks of {per_stack}; window "
