@@ -20,6 +20,15 @@ read the call counts as the property of the code, the seconds as this machine's.
 
     .venv/bin/python bench/debt_bench.py                   # 10, 100, 1000 pools
     .venv/bin/python bench/debt_bench.py --sizes 10,100 --rounds 3
+    .venv/bin/python bench/debt_bench.py --fleet 20x3x50   # accounts x regions x pools
+
+``--fleet AxRxP``: every account and region (``gpupool debt --accounts all --regions LIST``).
+A moto server in its own process (so that its CPU is not the reader's GIL), an Organization of
+A accounts (the caller's and A - 1 members, reached by sts AssumeRole: moto keeps each
+account's state apart), P pools in each of R regions of each; then the same report read with
+``--concurrency 8`` and ``--concurrency 1``, rounds interleaved: calls (the budget per
+account-region checked) and wall time side by side. The section it writes replaces only its own
+part of bench/results/debt.md.
 """
 
 from __future__ import annotations
@@ -52,11 +61,11 @@ def reset(endpoint: str) -> None:
         pass
 
 
-def build(session: Any, pools: int, window: Any) -> None:
+def build(session: Any, pools: int, window: Any, region: str = "us-east-1") -> None:
     """N groups sharing one launch template; four series each, one datapoint per hour."""
-    ec2 = session.client("ec2", region_name="us-east-1")
-    asg = session.client("autoscaling", region_name="us-east-1")
-    cw = session.client("cloudwatch", region_name="us-east-1")
+    ec2 = session.client("ec2", region_name=region)
+    asg = session.client("autoscaling", region_name=region)
+    cw = session.client("cloudwatch", region_name=region)
     subnet = ec2.describe_subnets()["Subnets"][0]["SubnetId"]
     ec2.create_launch_template(LaunchTemplateName="gpu", LaunchTemplateData={
         "ImageId": "ami-12c6146b", "InstanceType": "g4dn.xlarge"})
@@ -154,7 +163,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=3,
                    help="rounds per size (interleaved); sizes ≥ 1000 run once")
     p.add_argument("--output", default=str(HERE / "results" / "debt.md"))
+    p.add_argument("--fleet", metavar="AxRxP", help="accounts x regions x pools: the "
+                   "multi-account bench instead (e.g. 20x3x50)")
     args = p.parse_args(argv)
+    if args.fleet:
+        from debt_fleet_bench import fleet_bench
+
+        return fleet_bench(args.fleet, max(args.rounds, 1), Path(args.output), build)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
 
     import boto3
@@ -233,7 +248,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "CloudWatch bills and throttles.", ""])
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
+    from debt_fleet_bench import MARKER
+
+    kept = out.read_text().partition(MARKER) if out.exists() else ("", "", "")
+    out.write_text(text + (kept[1] + kept[2] if kept[1] else ""))
     print(text)
     return 0
 

@@ -36,13 +36,19 @@ def add_debt(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "OrganizationAccountAccessRole; docs/debt.md has a read-only one)")
     f.add_argument("--concurrency", default="8", metavar="N",
                    help="account-regions read at once (default 8, at most 64)")
+    d.add_argument("--reservations", action="store_true",
+                   help="read On-Demand Capacity Reservations and Capacity Blocks for ML too: "
+                   "reserved GPU-hours nobody uses, per team, and the pools that could use "
+                   "them (one DescribeCapacityReservations call a region)")
     d.add_argument("--since", metavar="DURATION", help="window ending now: 90m, 12h, 7d, 2w "
                    "(default 7d)")
     d.add_argument("--start", metavar="TIME", help="window start, ISO 8601 (UTC if no offset)")
     d.add_argument("--end", metavar="TIME", help="window end, ISO 8601 (default: now)")
     d.add_argument("--period", type=int, metavar="SECONDS",
                    help="CloudWatch period (default: the smallest giving ≤ 200 points)")
-    d.add_argument("--by", choices=("pool", "team"), default="pool")
+    d.add_argument("--by", choices=("pool", "team", "reservation"), default="pool",
+                   help="rows per pool or team; reservation: CSV of --reservations (other "
+                   "formats as pool)")
     d.add_argument("--format", choices=("text", "json", "csv", "html"), default="text",
                    help="html: one self-contained page (charts per pool and team, sortable "
                    "tables, offenders, proposed changes; no network)")

@@ -33,6 +33,9 @@ def run(args: argparse.Namespace) -> int:
     from gpupool.debt.window import resolve_window
 
     deadline = Deadline(parse_deadline(args.deadline))
+    if args.by == "reservation" and not args.reservations:
+        raise InputError("--by reservation: expected --reservations, which reads them")
+    by = "pool" if args.by == "reservation" and args.format != "csv" else args.by
     stack, sources = _sources(args)
     if args.no_aws and not sources:
         raise InputError("--no-aws: expected --prometheus URL, or --stack with Kubernetes "
@@ -67,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
         report = build_fleet_report(fleet[0], window, load_catalog(), *fleet[1:], kube=kube)
     else:
         with _progress() as progress:
-            report = build_report(clients, window, catalog, progress=progress, kube=kube)
+            report = build_report(clients, window, catalog, progress=progress, kube=kube,
+                                  reservations=args.reservations)
     if horizon is not None:
         report.add_forecast(horizon)
 
@@ -81,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         text = render_csv(report, args.by)
     else:
         color, width = (False, None) if args.output else _terminal()
-        text = render_text(report, args.by, width=width, color=color)
+        text = render_text(report, by, width=width, color=color)
     from gpupool.output import write_output, write_stdout
 
     if args.output:
@@ -92,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     if args.chart:  # after the report: a chart that fails loses nothing
         from gpupool.debt.chart import write_chart
 
-        write_chart(report, args.chart, args.by)
+        write_chart(report, args.chart, by)
         sys.stderr.write(f"gpupool debt: chart written to {args.chart}\n")
     if report.unread_scopes:
         sys.stderr.write(f"gpupool debt: {report.unread_scopes} of {len(report.scopes)} "
@@ -116,7 +120,7 @@ def _fleet(args: argparse.Namespace, deadline: Any, region: str | None) -> Any:
     regions = parse_list(args.regions, "--regions") if args.regions else None
     fleet = Fleet(role_name=parse_role(args.role_name),
                   concurrency=parse_concurrency(args.concurrency), deadline=deadline,
-                  home_region=region)
+                  home_region=region, reservations=args.reservations)
     if regions is None and not args.regions:
         regions = [fleet.home]
     return fleet, accounts, regions

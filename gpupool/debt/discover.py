@@ -72,6 +72,7 @@ class Pool:
     role: str = POOL_ROLE  # gpu-proxy (a remote-GPU tier's proxies), kubernetes-nodes, pool
     account: str | None = None  # the account id, when the report reads several
     region: str | None = None
+    zones: tuple[str, ...] = ()  # its availability zones (which reservations it could use)
 
     @property
     def gpus_per_instance(self) -> float:
@@ -291,6 +292,7 @@ def discover_pools(clients: Clients, catalog: Catalog) -> Discovery:
             role=role_of(tags),
             account=clients.account,
             region=clients.region,
+            zones=tuple(sorted(str(z) for z in g.get("AvailabilityZones") or ())),
         ))
     out.pools.sort(key=lambda p: p.name)
     return out

@@ -64,6 +64,7 @@ class ScopeResult:
     series: int = 0
     metric_calls: int = 0
     budget: int | None = None  # ⌈series / 500⌉ × pages: what GetMetricData should take
+    reservations: list[dict[str, Any]] = field(default_factory=list)
     calls: ApiCalls = field(default_factory=ApiCalls)
     error: str = ""
 
@@ -85,6 +86,7 @@ class FleetReading:
     api_detail: dict[str, Any]
     metric_calls: int
     groups_seen: int
+    reservations: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def unread(self) -> int:
@@ -131,7 +133,7 @@ class Fleet:
 
     def __init__(self, session: Any = None, *, role_name: str = DEFAULT_ROLE,
                  concurrency: int = DEFAULT_CONCURRENCY, deadline: Any = None,
-                 home_region: str | None = None) -> None:
+                 home_region: str | None = None, reservations: bool = False) -> None:
         import boto3
 
         self.session = session or boto3.session.Session()
@@ -139,6 +141,7 @@ class Fleet:
         self.concurrency = concurrency
         self.deadline = deadline
         self.home = home_region or self.session.region_name or "us-east-1"
+        self.reservations = reservations  # read each scope's capacity reservations too
         self.control = ApiCalls()  # Organizations, STS and DescribeRegions
         self._lock = threading.Lock()
 
@@ -218,6 +221,11 @@ class Fleet:
             out.groups_seen = discovery.groups_seen
             out.series = len(discovery.pools) * len(SERIES)
             readings = read_series(clients, discovery.pools, window)
+            if self.reservations:
+                from gpupool.debt.reservations import read_reservations, reservation_rows
+
+                out.reservations = reservation_rows(read_reservations(clients),
+                                                    discovery.pools, window, catalog)
         except InputError as e:
             out.error = hint(str(e))
             return out
@@ -279,8 +287,10 @@ class Fleet:
         by_op = dict(self.control.calls)
         retries = max(self.control.retries, 0)
         scopes = []
+        reservations: list[dict[str, Any]] = []
         for s in results:
             figures += s.figures
+            reservations += s.reservations
             findings = findings + s.findings
             for op, n in s.calls.calls.items():
                 by_op[op] = by_op.get(op, 0) + n
@@ -298,7 +308,7 @@ class Fleet:
             api_calls=sum(by_op.values()),
             api_detail={"by_operation": dict(sorted(by_op.items())), "retries": retries},
             metric_calls=sum(s.metric_calls for s in results),
-            groups_seen=sum(s.groups_seen for s in results))
+            groups_seen=sum(s.groups_seen for s in results), reservations=reservations)
 
 
 def hint(message: str) -> str:
@@ -329,4 +339,5 @@ def build_fleet_report(fleet: Fleet, window: Window, catalog: Catalog,
         api_calls=got.api_calls, api_detail=got.api_detail,
         price_region="each pool's own region", aws_figures=got.figures, scopes=got.scopes,
         kube=k.pools if k else (), prometheus=k.sources if k else (),
-        kube_findings=k.findings if k else ())
+        kube_findings=k.findings if k else (),
+        reservations=got.reservations if fleet.reservations else None)

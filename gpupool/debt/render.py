@@ -27,7 +27,7 @@ from gpupool.debt.text import (
     width_for,
 )
 
-By = Literal["pool", "team"]
+By = Literal["pool", "team", "reservation"]
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -40,6 +40,14 @@ def render_csv(report: Report, by: By = "pool") -> str:
     from gpupool.debt.forecast_rows import CSV_COLUMNS, csv_cells
 
     buf = io.StringIO()
+    if by == "reservation":
+        from gpupool.debt.reservations import COLUMNS
+
+        writer = csv.DictWriter(buf, fieldnames=list(COLUMNS), lineterminator="\n")
+        writer.writeheader()
+        for row in report.reservations or []:
+            writer.writerow({k: _csv_value(row[k]) for k in COLUMNS})
+        return buf.getvalue()
     columns = POOL_COLUMNS if by == "pool" else TEAM_COLUMNS
     forecast = report.forecast.to_dict() if report.forecast is not None else None
     if forecast is not None:
@@ -63,6 +71,31 @@ def _csv_value(value: Any) -> Any:
     if isinstance(value, str) and value.startswith(FORMULA_START):
         return "'" + value  # a name, not a formula
     return value
+
+
+def _reservations(report: Report, say: Any, console: Any) -> None:
+    """Reserved GPU capacity nobody used over the window, per reservation and per team."""
+    from rich.text import Text
+
+    d = report.reservation_dict()
+    t = d["reservation_totals"]
+    say("Reserved capacity nobody uses", f": {t['reservations']} GPU reservation(s) in force, "
+        f"{gh(t['reserved_gpu_hours'])} GPU-h reserved, {gh(t['unused_gpu_hours'])} unused = "
+        f"{usd(t['unused_usd'])} (on-demand prices; the count the API gives now, over the "
+        "window)")
+    for r in d["reservations"]:
+        where = f"{r['account']}/{r['region']} " if r.get("account") else ""
+        unused = "use not known" if r["unused_gpu_hours"] is None else (
+            f"{gh(r['unused_gpu_hours'])} GPU-h unused = {usd(r['unused_usd'])}")
+        console.print(Text(plain(
+            f"  {r['reservation']} ({r['kind']}, {r['state']}, {r['match']}) {where}"
+            f"{r['zone']} {r['total_instances']}×{r['instance_type']}, "
+            f"{r['team'] or '(untagged)'}: {unused}"
+            + (f"; {r['advice']}" if r["advice"] else ""))))
+    for team in d["reservation_teams"]:
+        console.print(Text(plain(
+            f"  team {team['team']}: {gh(team['unused_gpu_hours'])} GPU-h reserved and unused "
+            f"= {usd(team['unused_usd'])} in {team['reservations']} reservation(s)")))
 
 
 def at(row: dict[str, Any]) -> str:
@@ -131,6 +164,8 @@ def render_text(report: Report, by: By = "pool", *, width: int | None = None,
                                            f", ${a.usd_per_month:,.0f}/month"))
             console.print(Text(f"  {at(a.to_dict())}: {plain(a.change)}{save}: "
                                f"{plain(a.message)}"))
+    if report.reservations is not None:
+        _reservations(report, say, console)
     co = report.optimizer
     if co.status == "on" and co.by_pool:
         say("AWS Compute Optimizer", ":")

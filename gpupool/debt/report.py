@@ -67,6 +67,7 @@ class Report:
     aws: bool = True  # AWS was read (--no-aws: only Prometheus)
     forecast: Forecast | None = None  # --forecast: see add_forecast
     scopes: list[dict[str, Any]] = field(default_factory=list)  # --accounts/--regions reads
+    reservations: list[dict[str, Any]] | None = None  # --reservations: gpupool.debt.reservations
 
     def add_forecast(self, horizon_days: int) -> Forecast:
         """Each pool's, team's and the total's GPU need for the next ``horizon_days``."""
@@ -78,6 +79,14 @@ class Report:
     @property
     def unread_scopes(self) -> int:
         return sum(s["status"] != "read" for s in self.scopes)
+
+    def reservation_dict(self) -> dict[str, Any]:
+        """``reservations``, ``reservation_teams`` and their totals (when they were read)."""
+        from gpupool.debt.reservations import by_team, totals
+
+        rows = self.reservations or []
+        return {"reservations": rows, "reservation_teams": by_team(rows),
+                "reservation_totals": totals(rows)}
 
     def offenders(self, n: int = OFFENDERS) -> list[PoolFigures]:
         """The pools with the most debt in dollars (GPU-hours when unpriced)."""
@@ -139,6 +148,7 @@ class Report:
             "prometheus": self.prometheus,
             "prometheus_queries": queries,
             **extra,
+            **({} if self.reservations is None else self.reservation_dict()),
             **({"accounts": sorted({s["account"] for s in self.scopes}),
                 "regions": sorted({s["region"] for s in self.scopes if s["status"] == "read"}),
                 "scopes": self.scopes} if self.scopes else {}),
@@ -171,7 +181,8 @@ def assemble(discovery: Discovery, readings: Readings, window: Window, region: s
              kube: Sequence[PoolFigures] = (), prometheus: Sequence[dict[str, Any]] = (),
              kube_findings: Sequence[dict[str, str]] = (), aws: bool = True,
              aws_figures: Sequence[PoolFigures] = (),
-             scopes: Sequence[dict[str, Any]] = ()) -> Report:
+             scopes: Sequence[dict[str, Any]] = (),
+             reservations: Sequence[dict[str, Any]] | None = None) -> Report:
     """Figures, teams, totals, advice and findings from what was read (AWS and Prometheus).
 
     ``aws_figures`` and ``scopes``: pools already computed per account-region, and those
@@ -211,16 +222,20 @@ def assemble(discovery: Discovery, readings: Readings, window: Window, region: s
         prometheus=list(prometheus),
         aws=aws,
         scopes=list(scopes),
+        reservations=None if reservations is None else list(reservations),
     )
 
 
 def build_report(clients: Clients | None, window: Window, catalog: Catalog, *,
                  progress: Callable[[str, int], Callable[[int], None]] | None = None,
-                 compute_optimizer: bool = True, kube: Any = None) -> Report:
+                 compute_optimizer: bool = True, kube: Any = None,
+                 reservations: bool = False) -> Report:
     """Read everything for ``window`` and compute the report (see the module docstring).
 
-    ``clients`` None: AWS is not read (``--no-aws``). ``kube``: a callable returning what the
-    Prometheus sources gave (:class:`gpupool.debt.prometheus.read.KubeReading`), or None.
+    ``clients`` None: AWS is not read (``--no-aws``). ``reservations``: read the region's
+    capacity reservations too (:mod:`gpupool.debt.reservations`). ``kube``: a callable
+    returning what the Prometheus sources gave
+    (:class:`gpupool.debt.prometheus.read.KubeReading`), or None.
     ``progress(description, total)`` returns a function advancing a bar by n; called once
     the number of series is known.
     """
@@ -233,10 +248,16 @@ def build_report(clients: Clients | None, window: Window, catalog: Catalog, *,
         readings = read_series(clients, discovery.pools, window, advance)
         if compute_optimizer:
             optimizer = read_recommendations(clients, discovery.pools, catalog)
+    rows = None
+    if clients is not None and reservations:
+        from gpupool.debt.reservations import read_reservations, reservation_rows
+
+        rows = reservation_rows(read_reservations(clients), discovery.pools, window, catalog)
     k = kube() if kube is not None else None
     return assemble(discovery, readings, window, clients.region if clients else "", optimizer,
                     api_calls=clients.calls.total if clients else 0,
                     api_detail=clients.calls.to_dict() if clients else {},
                     price_region=catalog.price_region,
                     kube=k.pools if k else (), prometheus=k.sources if k else (),
-                    kube_findings=k.findings if k else (), aws=clients is not None)
+                    kube_findings=k.findings if k else (), aws=clients is not None,
+                    reservations=rows)

@@ -18,7 +18,8 @@ from gpupool.debt.window import Window
 def moto(aws_env: str) -> str:
     """The session's moto server, emptied: every test builds its own fleet."""
     request = urllib.request.Request(f"{aws_env}/moto-api/reset", method="POST")
-    with urllib.request.urlopen(request, timeout=10) as response:
+    # generous: a reset after a multi-account fleet on a loaded machine takes seconds
+    with urllib.request.urlopen(request, timeout=120) as response:
         assert response.status == 200
     return aws_env
 

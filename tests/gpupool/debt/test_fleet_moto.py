@@ -45,8 +45,9 @@ def specs_for(ids: dict[str, str]) -> Any:
             return [PoolSpec("inference", "g4dn.xlarge", "research", min_size=2, desired=2,
                              in_service=[2] * 6, utilisation=[util] * 6)]
         if account == ids["ml"] and region == "us-east-1":
+            # one datapoint a series: the budget counts series, and moto's state stays small
             return [PoolSpec(f"train-{i:03d}", "g4dn.xlarge", "ml", template="shared",
-                             in_service=[1] * 6, utilisation=[40] * 6, target=None)
+                             in_service=[1], utilisation=[40], max_series=[4], target=None)
                     for i in range(MANY)]
         return []
     return specs
@@ -270,3 +271,14 @@ def test_bad_fleet_arguments(moto: str, args: list[str], message: str,
     assert main(["debt", "--since", "2h", *args]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_closed_account_is_a_finding(org: dict[str, str], window: Window) -> None:
+    """An account Organizations lists as SUSPENDED is named, not read, and not a gap."""
+    boto3.client("organizations", region_name="us-east-1").close_account(AccountId=org["ml"])
+    report = build_fleet_report(Fleet(), window, load_catalog(), None, ["us-east-1"])
+    d = report.to_dict()
+    (skipped,) = [f for f in d["findings"] if f["finding"] == "account-skipped"]
+    assert skipped["account"] == org["ml"] and "SUSPENDED" in skipped["message"]
+    assert org["ml"] not in {s["account"] for s in d["scopes"]}
+    assert d["api_calls_detail"]["by_operation"]["AssumeRole"] == 1
