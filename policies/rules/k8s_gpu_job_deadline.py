@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pydantic import Field
@@ -51,6 +51,20 @@ def _pytorch_job(run_policy: dict[str, Any]) -> dict[str, Any]:
             "spec": {"runPolicy": run_policy, "pytorchReplicaSpecs": {"Worker": worker}}}
 
 
+def _volcano_job() -> dict[str, Any]:
+    def task(name: str, pod: dict[str, Any]) -> dict[str, Any]:
+        return {"name": name, "replicas": 1, "template": {"spec": pod}}
+    launcher = {"activeDeadlineSeconds": 3600, "restartPolicy": "OnFailure",
+                "containers": [{"name": "mpirun", "image": "volcanosh/example-mpi:0.0.3"}]}
+    worker = {"restartPolicy": "OnFailure", "containers": [
+        {"name": "worker", "image": "volcanosh/example-mpi:0.0.3",
+         "resources": {"limits": {"nvidia.com/gpu": 1}}}]}
+    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+            "metadata": {"name": "mpi", "namespace": "ml"},
+            "spec": {"minAvailable": 2, "schedulerName": "volcano",
+                     "tasks": [task("launcher", launcher), task("worker", worker)]}}
+
+
 class K8sGpuJobDeadline(Rule):
     meta = RuleMeta(
         id="k8s-gpu-job-deadline",
@@ -65,11 +79,11 @@ class K8sGpuJobDeadline(Rule):
             "spec.activeDeadlineSeconds, a CronJob's jobTemplate's, Kubeflow training jobs' "
             "spec.runPolicy.activeDeadlineSeconds, RayJob's, TrainJob's (Trainer v2.2+) and "
             "Argo Workflow's spec.activeDeadlineSeconds, a JobSet's replicated jobs', a Volcano "
-            "Job's task pods'), no longer than maxDeadlineSeconds. Kinds with several places "
-            "take any "
-            "one of them (a JobSet fails as a whole when one of its jobs passes its "
-            "deadline). Templates (WorkflowTemplate, TrainingRuntime) are left to what runs "
-            "them. A deadline unknown until apply is cannot verify."
+            "Job's task pods: each GPU task its own, as a task's deadline ends only its "
+            "pods), no longer than maxDeadlineSeconds. A JobSet takes any one of its jobs' "
+            "(it fails as a whole when one of its jobs passes its deadline). Templates "
+            "(WorkflowTemplate, TrainingRuntime) are left to what runs them. A deadline "
+            "unknown until apply is cannot verify."
         ),
         scope="resource",
         kinds=frozenset({ResourceKind.K8S_WORKLOAD, ResourceKind.K8S_MANIFEST,
@@ -129,6 +143,14 @@ class K8sGpuJobDeadline(Rule):
             message_contains=["spec.active_deadline_seconds"],
         ),
         Example(
+            title="A Volcano Job whose deadline is on its CPU task only",
+            allowed=False,
+            resources=[{"type": "kubernetes:batch.volcano.sh/v1alpha1:Job", "name": "mpi",
+                        "new": _volcano_job()}],
+            message_contains=["Job ml/mpi, task worker asks for GPUs but sets no deadline",
+                              "spec.tasks[1].template.spec.activeDeadlineSeconds"],
+        ),
+        Example(
             title="A deadline unknown until apply",
             allowed=False,
             unknown=True,
@@ -152,28 +174,45 @@ class K8sGpuJobDeadline(Rule):
                               unknown=True)
             return  # a kind with no deadline of its own (NIMCache's job asks for no GPU)
         limit = ctx.params.max_deadline_seconds
-        unknown = [d for d in wl.deadlines if d.seconds is UNKNOWN]
-        known = [d for d in wl.deadlines if isinstance(d.seconds, int)]
-        if known:
-            d = min(known, key=lambda d: int(d.seconds))  # type: ignore[arg-type]
-            seconds = int(d.seconds)  # type: ignore[arg-type]
-            if limit is not None and seconds > limit:
-                yield Finding(change.address, (
-                    f"{who}: {prop(change.type, d.path)} is {seconds} s ({_span(seconds)}), "
-                    f"longer than maxDeadlineSeconds {limit} ({_span(limit)}): a hung run "
-                    "holds its GPUs that long; lower it"), prop=d.path)
+        # A deadline inside one role's pod spec (a Volcano task's pods) bounds only that role:
+        # each GPU role then needs its own, unless a workload-wide one is set.
+        own = {r.path: [d for d in wl.deadlines if d.path.startswith(f"{r.path}.")]
+               for r in wl.roles}
+        if not any(own.values()):
+            yield from _judge(change, who, wl.deadlines, limit)
             return
-        if unknown:
-            yield Finding(change.address, cannot_verify(
-                f"{who}: the deadline unknown until apply ({prop(change.type, unknown[0].path)})"),
-                unknown=True, prop=unknown[0].path)
-            return
-        first = wl.deadlines[0]
-        cap = f" (at most {limit} s)" if limit is not None else ""
-        yield Finding(change.address, (
-            f"{who} asks for GPUs but sets no deadline: a run that hangs holds its GPUs until "
-            f"someone deletes it; set {prop(change.type, first.path)}{cap} so the controller "
-            "ends it and releases them"), prop=first.path)
+        wide = [d for d in wl.deadlines if not any(d in ds for ds in own.values())]
+        for role in wl.roles:
+            if asks_gpu(role):
+                yield from _judge(change, wl.who(role), (*own[role.path], *wide), limit)
+
+
+def _judge(change: ResourceChange, who: str, deadlines: Sequence[k8s.Deadline],
+           limit: int | None) -> Iterable[Finding]:
+    if not deadlines:
+        return
+    unknown = [d for d in deadlines if d.seconds is UNKNOWN]
+    known = [d for d in deadlines if isinstance(d.seconds, int)]
+    if known:
+        d = min(known, key=lambda d: int(d.seconds))  # type: ignore[arg-type]
+        seconds = int(d.seconds)  # type: ignore[arg-type]
+        if limit is not None and seconds > limit:
+            yield Finding(change.address, (
+                f"{who}: {prop(change.type, d.path)} is {seconds} s ({_span(seconds)}), "
+                f"longer than maxDeadlineSeconds {limit} ({_span(limit)}): a hung run "
+                "holds its GPUs that long; lower it"), prop=d.path)
+        return
+    if unknown:
+        yield Finding(change.address, cannot_verify(
+            f"{who}: the deadline unknown until apply ({prop(change.type, unknown[0].path)})"),
+            unknown=True, prop=unknown[0].path)
+        return
+    first = deadlines[0]
+    cap = f" (at most {limit} s)" if limit is not None else ""
+    yield Finding(change.address, (
+        f"{who} asks for GPUs but sets no deadline: a run that hangs holds its GPUs until "
+        f"someone deletes it; set {prop(change.type, first.path)}{cap} so the controller "
+        "ends it and releases them"), prop=first.path)
 
 
 def _span(seconds: int) -> str:
