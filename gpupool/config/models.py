@@ -51,6 +51,13 @@ __all__ = [
 _TAG_TEXT = r"^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$"
 _VPC_ID = r"^vpc-[0-9a-f]{8,17}$"
 _REGION = r"^[a-z]{2}(-gov)?-[a-z]+-\d$"
+# China regions are another partition (aws-cn): the kit's trust policies name the global
+# partition's service principals and the CloudWatch agent comes from the global download host,
+# and no China price is recorded, so validate refuses them rather than deploy what cannot work.
+CHINA_REFUSED = ("expected a region of the global AWS partition, got {region}: China regions are "
+                 "the aws-cn partition, which gpupool does not support (its IAM trust policies "
+                 "name global service principals, the CloudWatch agent download host is global "
+                 "and no China price is recorded)")
 
 # What each pattern means, in words a user can act on (pydantic would print the regex).
 PATTERN_HINTS: dict[str, str] = {
@@ -135,6 +142,13 @@ class StackConfig(_Model):
         if problem:
             raise ValueError(problem)
         return v
+
+    @field_validator("region")
+    @classmethod
+    def _not_china(cls, region: str) -> str:
+        if region.startswith("cn-"):
+            raise ValueError(CHINA_REFUSED.format(region=region))
+        return region
 
     @field_validator("tags")
     @classmethod

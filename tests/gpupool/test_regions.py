@@ -155,3 +155,17 @@ def test_catalog_command_prices_a_region(capsys: pytest.CaptureFixture[str]) -> 
     assert "Prices: on-demand eu-west-1" in out and "vantage" in out
     code, _, err = cli(capsys, "catalog", "--region", "Ireland")
     assert code == 2 and "--region: expected an AWS region such as eu-west-1" in err
+
+
+@pytest.mark.parametrize("region", ["cn-north-1", "cn-northwest-1"])
+def test_china_regions_are_refused_with_the_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], region: str
+) -> None:
+    """Issue 16 item 20: the aws-cn partition is refused (not half-supported)."""
+    code, out, err = cli(capsys, "validate",
+                         str(stack(tmp_path, EU_STACK.replace("eu-west-1", region))))
+    assert code == 2 and out == ""
+    (line,) = err.splitlines()
+    assert "aws:region" in line and f"got {region}" in line
+    assert "aws-cn partition, which gpupool does not support" in line
+    assert "Traceback" not in err
