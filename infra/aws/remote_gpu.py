@@ -21,6 +21,7 @@ round trip of a synchronous CUDA call:
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
@@ -32,7 +33,7 @@ from gpupool.catalog import load_catalog
 from gpupool.catalog.network import KIND_LABELS, justified_by_bandwidth
 from gpupool.config.remote_gpu import RemoteGpuTierConfig, ResolvedTier
 from gpupool.tags import CLIENT_ROLE, PROXY_ROLE, ROLE_TAG, TIER_TAG
-from infra.aws import discovery, gpu_host, protection, user_data
+from infra.aws import discovery, ena_express, gpu_host, protection, user_data
 from infra.aws.network import PoolNetwork
 
 # Canonical's Ubuntu 22.04 for the CPU clients (the proxies' DLAMI is Ubuntu 22.04 too).
@@ -158,7 +159,8 @@ class RemoteGpuTier(pulumi.ComponentResource):
         protected = tier.scale_in_protection  # proxies hold their clients' GPU state
         boot = service.id.apply(lambda sid: user_data.user_data(
             args.region, extra=discovery.register_script(args.region, sid, tier.port)
-            + (protection.protection_script(args.region) if protected else "")))
+            + (protection.protection_script(args.region) if protected else "")
+            + (ena_express.boot_part() if resolved.ena_express else "")))
         # the pools' image rules: root device and least size read from the image, pinned
         # per stack or kept as first deployed (a new DLAMI release does not roll the proxies)
         image = gpu_host.host_image(self, proxy.arch, args.image,
@@ -232,14 +234,14 @@ class RemoteGpuTier(pulumi.ComponentResource):
         ami = aws.ssm.get_parameter_output(
             name=CLIENT_AMI_PARAMETERS[resolved.client_arch],
             opts=pulumi.InvokeOutputOptions(parent=self))
+        enabled = bool(load_network_data().ena_express(resolved.client_type))
         template = gpu_host.launch_template(
             self, f"{name}-client",
             description=f"gpupool tier {args.tier.name} client: {resolved.client_type}",
             image_id=ami.insecure_value, instance_type=resolved.client_type,
-            user_data_b64=None, profile_arn=profile.arn, security_group_ids=[sg.id],
-            root_volume_gib=clients.root_volume_gib, tags=tags,
-            placement_group=placement.name,
-            ena_express=bool(load_network_data().ena_express(resolved.client_type)))
+            user_data_b64=client_user_data(enabled), profile_arn=profile.arn,
+            security_group_ids=[sg.id], root_volume_gib=clients.root_volume_gib, tags=tags,
+            placement_group=placement.name, ena_express=enabled)
         return aws.autoscaling.Group(
             f"{name}-client-asg",
             aws.autoscaling.GroupArgs(
@@ -280,3 +282,10 @@ def _require_valid_names(name: str) -> None:
     if problem:
         raise TierRefused(f"tier {name!r}: {problem} (Pulumi adds 8 characters to the logical "
                           "name); shorten the stack name or the tier name")
+
+
+def client_user_data(enabled: bool) -> str | None:
+    """Clients get no boot script unless ENA Express is on: then its host settings."""
+    if not enabled:
+        return None
+    return base64.b64encode(ena_express.client_boot_script().encode()).decode()
