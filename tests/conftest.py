@@ -9,18 +9,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 # `make test` is reproducible: property tests draw the same examples every run, so a red CI is
 # a real regression, never a dice roll. `make fuzz` explores with fresh seeds and more examples.
 # Property tests name a count of their own only to ask for FEWER (slow examples); the others
 # take the profile's: 100 in `make test`, 2000 in `make fuzz`. No deadline: Hypothesis's
 # default fails an example that takes over 200 ms of WALL time, which a loaded machine makes
-# of any example (tests that care about speed bound CPU time themselves).
+# of any example (tests that care about speed bound CPU time themselves). For the same reason
+# no too_slow health check (it times the drawing of data on the wall clock); a test giving its
+# own suppress_health_check list replaces this one, so it names too_slow too (the timing lint).
 settings.register_profile("repeatable", derandomize=True, max_examples=100, print_blob=True,
-                          deadline=None)
+                          deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("fuzz", derandomize=False, max_examples=2000, print_blob=True,
-                          deadline=None)
+                          deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("GPUPOOL_HYPOTHESIS_PROFILE", "repeatable"))
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,9 @@ that fail only because the machine is busy:
 - a ``time.sleep`` outside a loop: a sleep as synchronisation ("by now it is waiting"); wait
   for the event itself (a log line, a file, a poll in a loop);
 - ``pytest.raises(subprocess.TimeoutExpired)``: "still running after 0.5 s" proves nothing on a
-  machine that did not run it; count what it did meanwhile.
+  machine that did not run it; count what it did meanwhile;
+- a ``suppress_health_check=[...]`` that leaves out ``HealthCheck.too_slow``: the list replaces
+  the profile's, and too_slow times the drawing of data on the wall clock.
 
 Timeouts given to ``subprocess.run``, ``socket.settimeout`` or ``Event.wait`` stay allowed: they
 only end a hang, and a generous one never fails a healthy run. Hypothesis's own per-example
@@ -89,6 +91,14 @@ def _timeout_expected(tree: ast.AST) -> Iterator[ast.Call]:
             yield node  # type: ignore[misc]
 
 
+def _timed_health_checks(tree: ast.AST) -> Iterator[ast.keyword]:
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.keyword) and node.arg == "suppress_health_check"
+                and not any(isinstance(n, ast.Attribute) and n.attr == "too_slow"
+                            for n in ast.walk(node.value))):
+            yield node
+
+
 def _findings(path: Path) -> list[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     where = path.relative_to(TESTS.parent)
@@ -100,6 +110,8 @@ def _findings(path: Path) -> list[str]:
               for s in _bare_sleeps(tree)]
     found += [f"{where}:{r.lineno}: expects a TimeoutExpired (still running after a while)"
               for r in _timeout_expected(tree)]
+    found += [f"{where}:{k.value.lineno}: suppress_health_check without too_slow (a wall-time "
+              "health check)" for k in _timed_health_checks(tree)]
     return found
 
 
@@ -119,11 +131,16 @@ def test_the_lint_sees_each_shape(tmp_path: Path) -> None:
         "def test_c():\n    time.sleep(0.3)\n    while not ready():\n        time.sleep(0.01)\n"
         "def test_d(p):\n    with pytest.raises(subprocess.TimeoutExpired):\n"
         "        p.wait(timeout=0.5)\n"
-        "def test_e():\n    cpu = time.process_time()\n    assert time.process_time() - cpu < 2\n")
+        "def test_e():\n    cpu = time.process_time()\n    assert time.process_time() - cpu < 2\n"
+        "@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])\n"
+        "def test_f():\n    pass\n"
+        "@settings(suppress_health_check=[HealthCheck.too_slow])\n"
+        "def test_g():\n    pass\n")
     lines = [line.split(": ", 1)[1] for line in _findings_at(sample)]
     assert lines == ["an assert on a wall clock", "an assert on a wall clock",
                      "time.sleep outside a loop (a sleep as synchronisation)",
-                     "expects a TimeoutExpired (still running after a while)"]
+                     "expects a TimeoutExpired (still running after a while)",
+                     "suppress_health_check without too_slow (a wall-time health check)"]
 
 
 def _findings_at(path: Path) -> list[str]:
@@ -135,7 +152,8 @@ def _findings_at(path: Path) -> list[str]:
         TESTS = saved
 
 
-def test_hypothesis_has_no_wall_time_deadline() -> None:
-    from hypothesis import settings
+def test_hypothesis_has_no_wall_time_deadline_or_health_check() -> None:
+    from hypothesis import HealthCheck, settings
 
     assert settings().deadline is None
+    assert HealthCheck.too_slow in settings().suppress_health_check

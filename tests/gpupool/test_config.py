@@ -280,6 +280,7 @@ def test_arbitrary_config_is_valid_or_an_input_error(flat: dict[str, Any]) -> No
         assert set(resolved) == {p.name for p in config.pools}
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 30), st.integers(1, 30), st.integers(0, 30))
 def test_size_rules_match_what_the_loader_reports(lo: int, hi: int, desired: int) -> None:
     flat = base_config()

@@ -161,9 +161,12 @@ print("pulumi_aws" in sys.modules)
 """
 
 
-def test_render_of_prod_takes_under_3_seconds_of_cpu(tmp_path: Path) -> None:
-    # the whole command in a fresh process, as a user runs it; its CPU time is what one idle
-    # core takes (wall time on this shared machine depends on everyone else: bench/ records it)
+def test_render_of_prod_takes_bounded_cpu(tmp_path: Path) -> None:
+    # the whole command in a fresh process, as a user runs it. About 1.5 s of CPU on an idle
+    # core, but CPU time too grows on a loaded machine (shared caches, frequency, a sibling
+    # hyperthread: it passed 3 s at load 26), so the bound is generous: it catches the
+    # whole Pulumi program being imported or run, not a slow day. The figure itself is
+    # bench/'s (wall time on this shared machine depends on everyone else)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     run = subprocess.run([sys.executable, "-c", RENDER_ALONE, str(tmp_path)], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
@@ -171,7 +174,7 @@ def test_render_of_prod_takes_under_3_seconds_of_cpu(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines()[-1] == "False"  # only the Kubernetes part of the program ran
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    assert cpu < 3.0
+    assert cpu < 12.0
 
 
 @pytest.mark.parametrize("stack", [str(ROOT / "stacks" / "Pulumi.prod.yaml"), "eks"])

@@ -92,7 +92,7 @@ def test_arbitrary_json(scratch: Path, doc: Any) -> None:
 
 
 @settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(raw=st.binary(max_size=200))
 def test_arbitrary_bytes(scratch: Path, raw: bytes) -> None:
     scratch.write_bytes(raw)
