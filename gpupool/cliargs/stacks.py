@@ -43,6 +43,9 @@ def add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                   "gpupool check plan.json --skip-check gpu-chargeback-tags --soft-fail"])
     ch.add_argument("plans", metavar="PLAN_FILE", nargs="*",
                     help="plan files to check; - reads one from standard input")
+    ch.add_argument("--cluster-dump", metavar="FILE", action="append",
+                    help="what runs on a cluster (kubectl get <kinds> -A -o json, a List): "
+                         "judged with the same rules, a summary per namespace on stderr")
     ch.add_argument("--stack", metavar="STACK", action="append",
                     help="plan this stack offline and check it (repeat for several stacks)")
     ch.add_argument("--base", metavar="GIT_REF",

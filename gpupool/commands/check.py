@@ -46,9 +46,10 @@ def run(args: argparse.Namespace) -> int:
     if args.base and not args.stack:
         raise InputError("--base GIT_REF needs --stack STACK: it names the ref the stack is "
                          "planned at to diff against the working tree")
-    if not plans_given and not args.stack:
+    if not plans_given and not args.stack and not getattr(args, "cluster_dump", None):
         raise InputError("nothing to check: give one or more PLAN_FILEs (terraform show -json, "
-                         "pulumi preview --json, gpupool plan --format json) or --stack STACK")
+                         "pulumi preview --json, gpupool plan --format json), --stack STACK or "
+                         "--cluster-dump FILE")
 
     today = _today(getattr(args, "today", None))
     with paused_gc():  # reading, judging and reporting a large plan: see gpupool.gcpause
@@ -73,6 +74,11 @@ def _check(args: argparse.Namespace, plans_given: list[str], today: date | None)
         if not plan.changes:
             sys.stderr.write(f"gpupool check: note: {plan.origin}: no resources to judge\n")
     result = with_waiver_detail(result, settings)
+    for plan in plans:  # what the admission policies would refuse, per namespace
+        if plan.meta.get("cluster_dump"):
+            from policies.sources.cluster_dump import summary
+
+            sys.stderr.write(f"gpupool check: note: {summary(plan, result.violations)}\n")
     for note in getattr(settings, "notes", ()):
         sys.stderr.write(f"gpupool check: note: {note}\n")
     if getattr(args, "soft_fail", False):
@@ -126,6 +132,13 @@ def _load_inputs(args: argparse.Namespace, plan_files: list[str]) -> tuple[Setti
         plans = load_plans(to_load)
     except InputError as e:
         problems += e.problems
+    for dump in getattr(args, "cluster_dump", None) or []:  # kubectl get … -A -o json
+        from policies.sources.cluster_dump import load_cluster_dump
+
+        try:
+            plans.append(load_cluster_dump(dump))
+        except InputError as e:
+            problems += e.problems
     if args.stack and not problems:  # planning a stack is slow: only once the rest is sound
         from policies.sources.diff import plan_stacks
 

@@ -1,0 +1,81 @@
+"""A cluster dump (``kubectl get <kinds> -A -o json``: one v1 List) → one Plan.
+
+``gpupool check --cluster-dump FILE`` judges what already runs on a cluster with the same
+rules as the pull request and the admission policies, so a platform team sees what the
+policies would refuse before it switches them from Audit to Deny. Every item becomes a CREATE
+(what admitting it again would be), read like any manifest (:mod:`.kubernetes`); what the
+server adds (``status``, ``managedFields``) is not looked into by the rules. Bad input is one
+line: a file that is not JSON, a document that is not a List, items that are not objects.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Final
+
+from gpupool.inputs import shown_name
+from gpupool.yamlio import YamlDocument
+from policies.model import Plan
+from policies.sources import kubernetes
+from policies.sources.reading import JsonLines, json_type, problem, read_json
+
+_HOW: Final = "kubectl get <kinds> -A -o json"
+
+
+def load_cluster_dump(path: str) -> Plan:
+    shown = shown_name(path)
+    doc = read_json(Path(path), shown)
+    if isinstance(doc, JsonLines) or type(doc) is not dict:
+        raise problem(f"{shown}: expected a List ({_HOW}), got "
+                      f"{'JSON lines' if isinstance(doc, JsonLines) else json_type(doc)}")
+    kind = doc.get("kind")
+    if not isinstance(kind, str) or not kind.endswith("List"):
+        got = f"kind {kind!r}" if isinstance(kind, str) else "no kind"
+        raise problem(f"{shown}: kind: expected List ({_HOW}), got {got}: give one object's "
+                      "manifest as a PLAN_FILE instead")
+    items = doc.get("items")
+    if type(items) is not list:
+        raise problem(f"{shown}: items: expected a list of Kubernetes objects ({_HOW}), got "
+                      f"{json_type(items)}")
+    if not items:
+        return Plan(source=kubernetes.SOURCE, origin=shown, changes=(),
+                    meta={"cluster_dump": True})
+    manifests = kubernetes.manifests_of([YamlDocument(0, 1, doc)], shown)
+    plan = kubernetes.plan_of(manifests, shown)
+    return replace(plan, meta={"cluster_dump": True})
+
+
+def namespace_of(address: str) -> str:
+    """``Deployment/ml/llm`` → ``ml``; cluster-scoped objects (``NodePool/gpu``) → ``""``."""
+    parts = address.split("/")
+    return parts[1] if len(parts) >= 3 else ""
+
+
+def summary(plan: Plan, violations: Iterable[Any]) -> str:
+    """One line per dump: objects per namespace, how many of them the admission policies would
+    refuse at Deny (a mandatory violation of a rule that has one), and how many have other
+    findings (advisory ones, and rules that stay in PR checks: docs/kubernetes.md)."""
+    from policies.admission.cel import ADMISSION_RULES
+
+    at_admission = {a.rule_id for a in ADMISSION_RULES}
+    addresses = {c.address for c in plan.changes}
+    objects = Counter(namespace_of(a) for a in addresses)
+    refused: dict[str, set[str]] = defaultdict(set)
+    other: dict[str, set[str]] = defaultdict(set)
+    for v in violations:
+        deny = v.policy in at_admission and str(v.enforcement) == "mandatory"
+        for a in (v.resource, *getattr(v, "also", ())):
+            if a in addresses:
+                (refused if deny else other)[namespace_of(a)].add(a)
+    parts = []
+    for ns in sorted(objects):
+        part = f"{ns or '(cluster-scoped)'} {len(refused[ns])} of {objects[ns]}"
+        if other[ns]:
+            part += f" ({len(other[ns])} with other findings)"
+        parts.append(part)
+    return (f"cluster dump {plan.origin}: {len(addresses)} objects in "
+            f"{sum(1 for ns in objects if ns)} namespaces; objects the admission policies would "
+            f"refuse at Deny, by namespace: {'; '.join(parts) or 'none'}")
