@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from policies.admission.cel import k8s_gpu_limits, k8s_gpu_per_container, karpenter_gpu_smallest
+from policies.admission.cel import (
+    gpu_nodes_tainted,
+    k8s_gpu_job_deadline,
+    k8s_gpu_limits,
+    k8s_gpu_per_container,
+    karpenter_gpu_smallest,
+)
 from policies.admission.spec import AdmissionRule
 
 ADMISSION_RULES: tuple[AdmissionRule, ...] = (
     k8s_gpu_per_container.ADMISSION,
     k8s_gpu_limits.ADMISSION,
+    k8s_gpu_job_deadline.ADMISSION,
     karpenter_gpu_smallest.ADMISSION,
+    gpu_nodes_tainted.ADMISSION,
 )

@@ -69,4 +69,5 @@ def test_each_kind_is_read_where_its_reader_reads_it(harness: Any, kind: tuple[s
         findings = get_rule("k8s-gpu-per-container").run(
             to_changes([Manifest("s:1", "sample", obj)]), harness.catalog)
         assert bool(findings) == denied, (kind, gpus, findings)
-        assert judge(objects, obj).denied == denied, (kind, gpus)
+        said = judge(objects, obj).failures("gpupool-k8s-gpu-per-container")
+        assert bool(said) == denied, (kind, gpus, said)
