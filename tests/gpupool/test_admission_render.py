@@ -86,7 +86,8 @@ def test_admission_render_writes_them_alone_from_the_policy_config(
     binding = next(o for o in found if o["kind"] == "ValidatingAdmissionPolicyBinding"
                    and o["metadata"]["name"] == "gpupool-k8s-gpu-per-container")
     assert binding["spec"]["validationActions"] == ["Warn", "Audit"]
-    cm = next(o for o in found if o["kind"] == "ConfigMap")
+    cm = next(o for o in found if o["kind"] == "ConfigMap"
+              and o["metadata"]["name"] == "gpupool-k8s-gpu-per-container")
     assert cm["data"]["multiGpuNamespaces"] == "research"
     policy = next(o for o in found if o["kind"] == "ValidatingAdmissionPolicy"
                   and o["metadata"]["name"] == "gpupool-k8s-gpu-per-container")
