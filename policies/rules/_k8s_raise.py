@@ -13,12 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gpupool.config.kubernetes import POOL_LABEL
 from policies.facts.k8s.autoscalers import is_gpu_metric, texts
 from policies.facts.k8s.objects import K8sObject, k8s_object
 from policies.facts.k8s.quantities import GPU_RESOURCES, quantity, whole_number
 from policies.facts.values import block, is_map
 from policies.model import UNKNOWN, ChangeKind, ResourceChange, ResourceKind
+
+# The kit's pool label (gpupool.config.kubernetes.POOL_LABEL): written here, not imported, so
+# checking a plan never imports the stack config models (tests/cli/test_check_at_scale.py).
+POOL_LABEL = "gpupool.io/pool"
 
 KINDS = frozenset({ResourceKind.K8S_AUTOSCALER, ResourceKind.KARPENTER_NODE_POOL,
                    ResourceKind.K8S_RESOURCE_QUOTA, ResourceKind.K8S_MANIFEST})
