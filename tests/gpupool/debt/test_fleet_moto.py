@@ -8,13 +8,9 @@ proxy in front of it for the accounts and regions that cannot be read.
 from __future__ import annotations
 
 import csv
-import http.server
 import io
 import json
 import math
-import threading
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +19,7 @@ import boto3
 import pytest
 from debt_fleet import PoolSpec
 from debt_org import build_org, create_accounts
+from moto_proxy import FaultProxy, Reply, serving
 
 from gpupool.catalog import load_catalog
 from gpupool.cli import main
@@ -137,67 +134,38 @@ def _error(code: str, message: str) -> bytes:
             f'</Message></Error><RequestId>r-1</RequestId></ErrorResponse>').encode()
 
 
-class _Faults(http.server.BaseHTTPRequestHandler):
+class _Faults(FaultProxy):
     """Refuses AssumeRole into one account, answers InvalidClientTokenId in a region the
     accounts have not enabled and Throttling, always, in another; forwards the rest to moto."""
 
-    upstream = ""
     denied_account = "\x00"
     seen: list[str]
 
-    def do_POST(self) -> None:
-        data = self.rfile.read(int(self.headers.get("content-length") or 0))
+    def answer(self, data: bytes) -> Reply | None:
         scope = self.headers.get("authorization") or ""
-        answer: tuple[int, bytes] | None = None
+        xml = {"content-type": "text/xml"}
         if b"Action=AssumeRole" in data and self.denied_account.encode() in data:
-            answer = 403, _error("AccessDenied", "User is not authorized to perform: "
-                                 "sts:AssumeRole")
-        elif "/ap-east-1/" in scope:
-            answer = 403, _error("InvalidClientTokenId",
-                                 "The security token included in the request is invalid.")
-        elif "/ap-southeast-2/" in scope:
+            return 403, xml, _error("AccessDenied", "User is not authorized to perform: "
+                                    "sts:AssumeRole")
+        if "/ap-east-1/" in scope:
+            return 403, xml, _error("InvalidClientTokenId",
+                                    "The security token included in the request is invalid.")
+        if "/ap-southeast-2/" in scope:
             self.seen.append(scope)
-            answer = 400, _error("Throttling", "Rate exceeded")
-        if answer is not None:
-            status, headers, body = answer[0], {"content-type": "text/xml"}, answer[1]
-        else:
-            req = urllib.request.Request(self.upstream + self.path, data=data, method="POST",
-                                         headers={k: v for k, v in self.headers.items()
-                                                  if k.lower() != "host"})
-            try:
-                with urllib.request.urlopen(req, timeout=30) as resp:
-                    status, headers, body = resp.status, dict(resp.headers), resp.read()
-            except urllib.error.HTTPError as e:
-                status, headers, body = e.code, dict(e.headers), e.read()
-        self.send_response(status)
-        for k, v in headers.items():
-            if k.lower() not in ("content-length", "transfer-encoding", "connection"):
-                self.send_header(k, v)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *_: Any) -> None:
+            return 400, xml, _error("Throttling", "Rate exceeded")
         return None
 
 
 @pytest.fixture
 def faults(org: dict[str, str], moto: str, monkeypatch: pytest.MonkeyPatch
            ) -> Iterator[type[_Faults]]:
-    handler = type("Handler", (_Faults,), {"upstream": moto, "denied_account": org["ml"],
-                                           "seen": []})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{server.server_port}")
+    handler = type("Faults", (_Faults,), {"denied_account": org["ml"], "seen": []})
     # three attempts, no backoff: the throttled region gives up at once, every attempt counted
     monkeypatch.setattr(aws, "MAX_ATTEMPTS", 3)
     monkeypatch.setattr("botocore.retries.standard.ExponentialBackoff.delay_amount",
                         lambda self, context: 0)
-    yield handler
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=10)
+    with serving(handler, moto, monkeypatch) as served:
+        yield served
 
 
 FAULTY = "us-east-1,ap-east-1,ap-southeast-2"

@@ -5,11 +5,8 @@ terminal did to ``gpupool debt``. Each test failed on the main of its day."""
 from __future__ import annotations
 
 import csv
-import http.server
 import io
 import json
-import threading
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +16,7 @@ import pytest
 import synthetic as syn
 from botocore.stub import Stubber
 from debt_fleet import PoolSpec, build_fleet
+from moto_proxy import FaultProxy, Reply, serving
 
 from gpupool.cli import main
 from gpupool.debt.aws import ApiCalls, Clients, aws_errors
@@ -49,50 +47,23 @@ def test_impossible_readings_are_findings_never_clamped() -> None:
 
 # --------------------------------------------------------------------------- not the document
 
-class _Answer(http.server.BaseHTTPRequestHandler):
+class _Answer(FaultProxy):
     """Answers 200 with ``body`` to what ``intercept`` matches, forwards the rest to moto."""
 
     body = b""
     intercept = "\x00"  # nothing, until a test says what
-    upstream = ""
 
-    def do_POST(self) -> None:
-        data = self.rfile.read(int(self.headers.get("content-length") or 0))
+    def answer(self, data: bytes) -> Reply | None:
         target = self.headers.get("x-amz-target") or ""  # JSON protocol: Service.Operation
         if self.intercept in target or self.intercept.encode() in data:
-            status, headers, body = 200, {"content-type": "text/html"}, self.body
-        else:
-            req = urllib.request.Request(self.upstream + self.path, data=data, method="POST",
-                                         headers={k: v for k, v in self.headers.items()
-                                                  if k.lower() != "host"})
-            try:
-                with urllib.request.urlopen(req, timeout=30) as resp:
-                    status, headers, body = resp.status, dict(resp.headers), resp.read()
-            except urllib.error.HTTPError as e:
-                status, headers, body = e.code, dict(e.headers), e.read()
-        self.send_response(status)
-        for k, v in headers.items():
-            if k.lower() not in ("content-length", "transfer-encoding", "connection"):
-                self.send_header(k, v)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *_: Any) -> None:
+            return 200, {"content-type": "text/html"}, self.body
         return None
 
 
 @pytest.fixture
 def answering(moto: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[type[_Answer]]:
-    handler = type("Handler", (_Answer,), {"upstream": moto})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{server.server_port}")
-    yield handler
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=10)
+    with serving(_Answer, moto, monkeypatch) as served:
+        yield served
 
 
 BODIES = {"html": b"<html><body><h1>Sign in to the proxy</h1></body></html>", "empty": b"",
