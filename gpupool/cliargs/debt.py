@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from gpupool.cliargs.parser import command
+from gpupool.cliargs.prometheus import add_prometheus_auth, add_resolution
 
 
 def add_debt(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -72,15 +73,5 @@ def add_debt(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "their Prometheus (owner, gpuHourlyCost, time slicing, teams) and take its "
                    "region")
     k.add_argument("--no-aws", action="store_true", help="read Prometheus only, no AWS")
-    k.add_argument("--resolution", type=int, default=60, metavar="SECONDS",
-                   help="evaluation step inside each period (default 60; at least the scrape "
-                   "interval, dividing --period)")
-    k.add_argument("--prometheus-bearer-token-file", metavar="FILE")
-    k.add_argument("--prometheus-basic-auth", metavar="USER",
-                   help="password in GPUPOOL_PROMETHEUS_PASSWORD or --prometheus-password-file")
-    k.add_argument("--prometheus-password-file", metavar="FILE")
-    k.add_argument("--prometheus-ca-file", metavar="FILE")
-    k.add_argument("--prometheus-header", action="append", metavar="'NAME: VALUE'",
-                   help="an extra header, e.g. 'X-Scope-OrgID: team' for Mimir; repeatable")
-    k.add_argument("--prometheus-sigv4", metavar="REGION",
-                   help="sign requests with SigV4 (Amazon Managed Service for Prometheus)")
+    add_resolution(k)
+    add_prometheus_auth(k)

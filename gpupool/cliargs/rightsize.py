@@ -6,6 +6,7 @@ import argparse
 
 from gpupool.argtypes import between
 from gpupool.cliargs.parser import command
+from gpupool.cliargs.prometheus import add_prometheus_auth, add_resolution
 
 
 def add_rightsize(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -18,7 +19,12 @@ def add_rightsize(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                 "at --percentile plus --headroom, never for a pool not measured over the "
                 "whole window or for less than --min-span, never across teams. Prints the "
                 "diff of each stack file; --write edits them in place (comments and "
-                "formatting kept). See docs/rightsize.md.",
+                "formatting kept). Kubernetes pools (gpupool:kubernetes) are read from "
+                "their Prometheus (monitoring.prometheusAddress, or --prometheus POOL=URL) "
+                "as gpupool debt --stack reads them, matched by the labels the kit puts on "
+                "their namespaces, and get minReplicas, maxReplicas and "
+                "targetGpuUtilisation of their autoscaled workloads and proxy and their "
+                "teams' gpuQuota. See docs/rightsize.md.",
                 ["gpupool rightsize --since 14d",
                  "gpupool rightsize --stack prod --write --pr-body pr.md"])
     r.add_argument("--stack", action="append", metavar="STACK", help="a stack name or file "
@@ -40,3 +46,14 @@ def add_rightsize(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     r.add_argument("--pr-body", metavar="FILE", help="write the pull request's text (Markdown)")
     r.add_argument("--deadline", metavar="SECONDS", default="900",
                    help="give up reading after this long in all (default 900)")
+    k = r.add_argument_group("Kubernetes and on-premises pools (Prometheus: DCGM exporter and "
+                             "kube-state-metrics)")
+    k.add_argument("--prometheus", action="append", metavar="POOL=URL",
+                   help="read the stacks' Kubernetes pool POOL from this Prometheus instead of "
+                   "its monitoring.prometheusAddress (repeatable)")
+    k.add_argument("--no-aws", action="store_true",
+                   help="read Prometheus only: the stacks' AWS pools are not read")
+    k.add_argument("--no-prometheus", action="store_true",
+                   help="read AWS only: the stacks' Kubernetes pools are left alone")
+    add_resolution(k)
+    add_prometheus_auth(k)

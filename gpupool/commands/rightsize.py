@@ -53,19 +53,22 @@ def run(args: argparse.Namespace) -> int:
     span = parse_duration(args.min_span, "--min-span").total_seconds() / 3600
     since = args.since or (None if args.start else "14d")
     window = resolve_window(since=since, start=args.start, end=args.end, period=args.period,
-                            cloudwatch=True)
+                            cloudwatch=not args.no_aws)
     deadline = Deadline(parse_deadline(args.deadline))
     loaded = _stacks(args.stack)
-    entries = [StackEntry(s.name, s.shown_path, s.config) for s in loaded]  # type: ignore[attr-defined]
+    entries = [StackEntry(s.name, s.shown_path, s.config, s.flat)  # type: ignore[attr-defined]
+               for s in loaded]
     regions = [args.region] if args.region else sorted({e.config.region for e in entries})
     figures, calls = [], 0
-    for region in regions:
+    for region in [] if args.no_aws else regions:
         report = build_report(make_clients(region, deadline=deadline), window,
                               load_catalog(region=region), compute_optimizer=False)
         figures += report.pools
         calls += report.api_calls
     outcome = propose(figures, window, entries, pct=args.percentile, headroom=share,
                       min_span_hours=span)
+    queries = _kubernetes(args, entries, window, deadline, outcome, share, span,
+                          load_catalog(region=regions[0] if regions else "us-east-1"))
     _apply(outcome, loaded, write=args.write)
     for name, why in outcome.skipped:
         sys.stderr.write(f"gpupool rightsize: {name}: left alone: {why}\n")
@@ -77,8 +80,37 @@ def run(args: argparse.Namespace) -> int:
                      option="--pr-body")
     sys.stderr.write(f"gpupool rightsize: {len(outcome.proposals)} pool(s) changed in "
                      f"{len({p.path for p in outcome.proposals})} stack file(s); {calls} API "
-                     "call(s)\n")
+                     f"call(s), {queries} Prometheus quer(ies)\n")
     return 0
+
+
+def _kubernetes(args: argparse.Namespace, entries: list[object], window: object,
+                deadline: object, outcome: object, share: float, span: float,
+                catalog: object) -> int:
+    """Read the stacks' Kubernetes pools and add their proposals; the queries it took."""
+    configs = [e.config for e in entries]  # type: ignore[attr-defined]
+    if args.no_prometheus:
+        outcome.skipped.extend((k.name, "not read (--no-prometheus)")  # type: ignore[attr-defined]
+                               for c in configs for k in c.kubernetes)
+        return 0
+    if not any(c.kubernetes for c in configs) and not args.prometheus:
+        return 0
+    from gpupool.debt.prometheus.auth import make_auth
+    from gpupool.rightsize.kube_read import read_kubernetes
+    from gpupool.rightsize.kubernetes import propose_kubernetes
+
+    auth = make_auth(bearer_file=args.prometheus_bearer_token_file,
+                     basic_user=args.prometheus_basic_auth,
+                     password_file=args.prometheus_password_file,
+                     ca_file=args.prometheus_ca_file, headers=args.prometheus_header or [],
+                     sigv4_region=args.prometheus_sigv4)
+    read = read_kubernetes(args.prometheus or [], configs, window, catalog,  # type: ignore[arg-type]
+                           auth, deadline, args.resolution)
+    kube = propose_kubernetes(read.figures, window, entries,  # type: ignore[arg-type]
+                              pct=args.percentile, headroom=share, min_span_hours=span)
+    outcome.proposals.extend(kube.proposals)  # type: ignore[attr-defined]
+    outcome.skipped.extend(read.unread + kube.skipped)  # type: ignore[attr-defined]
+    return read.queries
 
 
 def _apply(outcome: object, loaded: list[object], *, write: bool) -> None:

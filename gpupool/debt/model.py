@@ -184,6 +184,8 @@ class PodFigures:
     unmeasured_gpu_hours: float
     unattributed_gpu_hours: float
     debt_usd: float | None
+    # GPUs per bucket (a rightsizer's per-workload need); not written by the renderers
+    timeline: Timeline | None = None
 
     @property
     def debt_gpu_hours(self) -> float | None:
@@ -215,6 +217,9 @@ class PoolFigures:
     pods: list[PodFigures] = field(default_factory=list)
     namespace_quota: dict[str, float] = field(default_factory=dict)  # namespace → GPU quota
     autoscalers: list[dict[str, object]] = field(default_factory=list)  # KEDA/HPA max replicas
+    # the labels of the pool's namespaces (kube_namespace_labels, label_ prefix dropped): who
+    # made them (the kit's managed-by, environment, gpupool.io/pool), for a rightsizer
+    namespace_labels: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:

@@ -42,6 +42,7 @@ class Evidence:
     peak_in_service: float | None
     in_service: tuple[float, ...]  # instances in service per measured bucket
     needs: tuple[float, ...]  # instances needed per measured bucket (same buckets)
+    basis: str = ""  # what the need counts, when not instances at the target (pr body)
 
 
 def gather(f: PoolFigures, bucket_hours: float, pct: float, headroom: float) -> Evidence:

@@ -17,7 +17,8 @@ def _row(p: Proposal) -> str:
     change = ", ".join(f"`{c.key}` {c.old:g} → {c.new:g}" for c in p.changes)
     util = "not measured" if ev.utilisation is None else f"{ev.utilisation:.1%}"
     return (f"| `{p.pool}` | {p.stack} | {p.team} | {change} | {util} | "
-            f"p{ev.pct:g} need {ev.need_at_pct:.2f} at {ev.target:g} % → floor {ev.floor} | "
+            f"p{ev.pct:g} need {ev.need_at_pct:.2f} {ev.basis or f'at {ev.target:g} %'} → "
+            f"floor {ev.floor} | "
             f"{ev.samples} ({ev.span_hours:g} h) | {p.gpu_hours_per_month:,.1f} | "
             f"{_usd(p.usd_per_month)} |")
 
@@ -37,7 +38,11 @@ def pr_body(outcome: Outcome, window: Window, pct: float, headroom: float) -> st
         f"**{len(props)} pool(s) changed, saving {_usd(total)}/month** "
         "(on-demand catalog prices; the window's saving projected to 730 h)."
         + ("" if len(priced) == len(props) else
-           f" {len(props) - len(priced)} pool(s) unpriced, not in the total."),
+           f" {len(props) - len(priced)} pool(s) unpriced, not in the total.")
+        + (" Kubernetes and on-premises pools at their nodes' catalog price per GPU-hour, or "
+           "the pool's `gpuHourlyCost` (owned hardware: often 0), as `gpupool debt` prices "
+           "them; a lower quota or maximum saves nothing now."
+           if any(p.section == "gpupool:kubernetes" for p in props) else ""),
         "",
     ]
     if props:

@@ -13,7 +13,8 @@ says). Then, for a pool measured over the whole window for at least the minimum 
   (never below the new minimum, the floor, the desired capacity or the on-demand base);
 - ``targetGpuUtilisation`` up to 70 % when it was lower.
 
-Sizes only go down (targets only up): a pool that needs more is advice for people. Nothing is
+Sizes only go down (targets only up): a pool that needs more is advice for people. Kubernetes
+and on-premises pools are :mod:`gpupool.rightsize.kubernetes`'s. Nothing is
 proposed across teams: a pool whose team tag is not the team its stack entry charges is left
 alone, and pools are never merged. Every pool left alone says why.
 """
@@ -21,7 +22,7 @@ alone, and pools are never merged. Every pool left alone says why.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +48,7 @@ class StackEntry:
     stack: str  # the stack's name (Pulumi.<stack>.yaml)
     path: str  # the stack file
     config: StackConfig
+    flat: Mapping[str, Any] = field(default_factory=dict)  # the file's config, as written
 
 
 @dataclass
@@ -96,13 +98,11 @@ def propose(figures: Sequence[PoolFigures], window: Window, stacks: Sequence[Sta
     out = Outcome()
     seen: dict[tuple[str, int, str], str] = {}
     for f in figures:
+        if f.platform != "aws":
+            continue  # Kubernetes and on-premises pools: gpupool.rightsize.kubernetes
         tags = dict(getattr(f.pool, "tags", {}) or {})
         if tags.get("managed-by") != "gpupool":
-            if f.platform != "aws":
-                out.skipped.append((f.name, "a Kubernetes pool: replica bounds and namespace "
-                                    "quotas are not proposed yet"))
-            else:
-                out.skipped.append((f.name, "not the kit's (no managed-by: gpupool tag)"))
+            out.skipped.append((f.name, "not the kit's (no managed-by: gpupool tag)"))
             continue
         found = _entry(stacks, tags, getattr(f.pool, "region", None))
         if isinstance(found, str):

@@ -272,6 +272,8 @@ def _assemble(name: str, nodes: Sequence[NodeView], r: Readings, window: Window,
         peak_in_service=None, lines=lines, pods=pods,
         namespace_quota={ns: q for ns, q in sorted(r.quotas.items()) if ns in namespaces},
         autoscalers=autoscalers,
+        namespace_labels={ns: dict(r.namespace_labels.get(ns, {}))
+                          for ns in sorted(namespaces | set(ns_acc))},
         impossible_readings=sum(d.impossible for nv in nodes for d in nv.devices))
     figures.findings = pool_findings(figures, nodes, node_stats, teams, shared, hint,
                                      r.namespace_label_sets)
@@ -294,4 +296,4 @@ def _pod(pool: str, key: tuple[str, str, str], acc: Acc,
     return PodFigures(pool, key[0], key[1], key[2], teams.get(key[0], (UNTAGGED,))[0], status,
                       allocated, s.used_gpu_hours if s.measured_gpu_hours > 0 else None,
                       s.measured_gpu_hours, s.unmeasured_gpu_hours, s.unattributed_gpu_hours,
-                      s.debt_usd if s.measured_gpu_hours > 0 else None)
+                      s.debt_usd if s.measured_gpu_hours > 0 else None, acc.timeline())

@@ -14,13 +14,13 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from prom_history import HOURS, cluster
+from prom_history import HOURS, History, cluster
 
 SKIP = ("Debian's prometheus package (prometheus and promtool) is not installed: "
         "apt-get install -y prometheus (.ci/run does)")
@@ -61,12 +61,13 @@ def _ready(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
 
 
 @contextmanager
-def serve(workdir: Path) -> Iterator[PromServer]:
-    """Write the week, backfill it, start Prometheus on it; stop and remove it afterwards."""
+def serve(workdir: Path, week: Callable[[int], History] = cluster) -> Iterator[PromServer]:
+    """Write the week (the messy cluster, or another history of the same HOURS from its start
+    in epoch seconds), backfill it, start Prometheus on it; stop and remove it afterwards."""
     end_s = int(time.time()) // 3600 * 3600 - 3600  # the last whole hour, an hour ago
     start_s = end_s - HOURS * 3600
     history = workdir / "history.om"
-    samples = cluster(start_s).write(history)
+    samples = week(start_s).write(history)
     data = workdir / "data"
     subprocess.run([shutil.which("promtool") or "promtool", "tsdb", "create-blocks-from",
                     "openmetrics", "--quiet", str(history), str(data)], check=True,

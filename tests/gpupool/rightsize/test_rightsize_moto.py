@@ -67,7 +67,8 @@ def prod_fleet(window: Window) -> None:
 def rightsize(capsys: pytest.CaptureFixture[str], window: Window, *args: str
               ) -> tuple[int, str, str]:
     code = main(["rightsize", "--stack", "prod", "--start", iso(window.start), "--end",
-                 iso(window.end), "--period", "3600", "--min-span", "6h", *args])
+                 iso(window.end), "--period", "3600", "--min-span", "6h",
+                 "--no-prometheus", *args])
     out, err = capsys.readouterr()
     out = "".join(x for x in out.splitlines(keepends=True) if not x.startswith(MOTO_NOISE))
     return code, out, err
@@ -113,6 +114,7 @@ def test_diff_then_write_changes_exactly_the_expected_keys(
            "charges 'research': never changed across teams" in err
     assert "prod-l4: left alone: not measured" in err
     assert "adhoc: left alone: not the kit's" in err
+    assert "onprem: left alone: not read (--no-prometheus)" in err
 
     code, _, err = rightsize(capsys, window, "--write", "--pr-body", str(tmp_path / "pr.md"))
     assert code == 0, err
