@@ -15,3 +15,9 @@ CLIENT_ROLE: Final = "gpu-client"
 MIN_GBPS_TAG: Final = "gpupool:remoting-min-gbps"
 MAX_RTT_TAG: Final = "gpupool:remoting-max-rtt-us"
 TIER_TAG: Final = "gpupool:tier"
+# Where a tier's clients run, as its per-flow cap depends on it (EC2: 10 Gbps per flow inside a
+# cluster placement group, 5 outside): CLIENTS_IN_GROUP when they launch into the proxies'
+# placement group, CLIENTS_OUTSIDE otherwise. A proxy without the tag is judged as outside.
+CLIENTS_TAG: Final = "gpupool:remoting-clients"
+CLIENTS_IN_GROUP: Final = "in-group"
+CLIENTS_OUTSIDE: Final = "outside"

@@ -72,6 +72,15 @@ KIND_LABELS: Final[Mapping[NetworkKind, str]] = {
     NetworkKind.ENA_EXPRESS: "ENA Express",
     NetworkKind.EFA: "EFA",
 }
+# TCP between a proxy and a client that is not in its cluster placement group (5 Gbps per flow)
+OUTSIDE_CLUSTER_LABEL: Final = "TCP over ENA to clients outside the placement group"
+
+
+def kind_label(kind: NetworkKind, *, in_cluster: bool = True) -> str:
+    """How a person reads a kind, saying where the clients are when that sets the cap."""
+    if kind is NetworkKind.TCP and not in_cluster:
+        return OUTSIDE_CLUSTER_LABEL
+    return KIND_LABELS[kind]
 
 
 def flow_cap_gbps(kind: NetworkKind, *, in_cluster: bool = True) -> float | None:

@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
         tier = next(x for x in loaded.config.remote_gpu if x.name == name)
         out.write(
             f"  {name}: remote GPU tier, {tier.gpu} -> {t.proxy.instance_type} ({t.why}), "
-            f"{tier.min_size}..{tier.max_size} proxies, {t.kind} {t.flow_gbps:g} Gbps per flow; "
+            f"{tier.min_size}..{tier.max_size} proxies, {t.kind} {t.flow_gbps:g} Gbps per flow "
+            f"({t.clients_text}); "
             f"budget {t.min_gbps:g} Gbps, {t.max_rtt_text} ({t.budget_source})\n"
         )
     if pools:

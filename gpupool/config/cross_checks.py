@@ -20,7 +20,7 @@ from gpupool.config.models import (
     network_problems,
     size_problems,
 )
-from gpupool.config.remote_gpu import RemoteGpuTierConfig
+from gpupool.config.remote_gpu import RemoteGpuTierConfig, client_placement_problem
 
 
 def gpu_and_arch(pool: Any, i: int, config: StackConfig | None) -> tuple[str | None, str | None]:
@@ -98,6 +98,11 @@ def _tier_cross_checks(
                 v["min_size"], v["max_size"], v["desired_capacity"], v["on_demand_base"]
             )
             out.extend((("remoteGpu", i, key), expected) for key, expected in problems)
+        if "clients_in_placement_group" in v:
+            problem = client_placement_problem(tier.get("clients") is not None,
+                                               v["clients_in_placement_group"])
+            if problem:
+                out.append((("remoteGpu", i, "clientsInPlacementGroup"), problem))
     raw = [t.get("name") if isinstance(t, dict) else None for t in tiers]
     names = [n.strip() if isinstance(n, str) else f"\1{i}" for i, n in enumerate(raw)]
     for i, name in duplicate_names(pool_names + names):

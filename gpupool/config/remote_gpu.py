@@ -6,6 +6,13 @@ sizes, spot, target utilisation, chargeback) plus what the network needs: the re
 one subnet it runs in, an optional client group, and its *budget*, the bandwidth and round-trip
 time the application tolerates (DESIGN.md, idea 2).
 
+Where the clients run sets what one flow gets (EC2's single-flow limit): 10 Gbps when they are
+in the proxies' cluster placement group, 5 Gbps when they are not. A tier's client group always
+launches into that group; clients the tier does not launch are taken to be outside it unless
+``clientsInPlacementGroup: true`` says the services using the tier launch into it (the tier's
+``placementGroupName`` output). The budget is sized, and tagged (``gpupool:remoting-clients``),
+for where they are.
+
 Sizing follows both ideas at once: the proxy is the smallest size for the GPU, unless the budget
 needs more bandwidth per flow than that size's *baseline*; then it is the cheapest size of the
 same GPU whose baseline meets the budget, never beyond (:mod:`gpupool.catalog.network`). A
@@ -32,11 +39,12 @@ from gpupool.catalog.network import (
     best_kind,
     flow_cap_gbps,
     flow_gbps,
+    kind_label,
     load_network_data,
     single_gpu_sizes,
     smallest_for_bandwidth,
 )
-from gpupool.config.pool import _SUBNET_ID, GpuPoolConfig, _Model
+from gpupool.config.pool import _SUBNET_ID, GpuPoolConfig, _Model, cross_field_error
 from gpupool.config.remoting_keys import (  # the keys Kubernetes proxies share
     RTT_CEILING_US,
     BudgetConfig,
@@ -45,7 +53,7 @@ from gpupool.config.remoting_keys import (  # the keys Kubernetes proxies share
     load_budget_profile,
     tag_number,
 )
-from gpupool.tags import MAX_RTT_TAG, MIN_GBPS_TAG
+from gpupool.tags import CLIENTS_IN_GROUP, CLIENTS_OUTSIDE, CLIENTS_TAG, MAX_RTT_TAG, MIN_GBPS_TAG
 
 _INSTANCE_TYPE = r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$"
 
@@ -83,6 +91,14 @@ class ClientGroupConfig(_Model):
         return self
 
 
+def client_placement_problem(has_clients: bool, in_group: bool | None) -> str | None:
+    """A client group always runs in the tier's placement group: false contradicts it."""
+    if has_clients and in_group is False:
+        return ("expected true or no value: the tier launches its client group (clients) into "
+                "its placement group, got false")
+    return None
+
+
 class RemoteGpuTierConfig(GpuPoolConfig):
     """One proxy tier: a GPU pool in one subnet and a cluster placement group, with a budget."""
 
@@ -90,7 +106,26 @@ class RemoteGpuTierConfig(GpuPoolConfig):
     budget: BudgetConfig
     subnet_id: Annotated[str | None, Field(pattern=_SUBNET_ID)] = None
     clients: ClientGroupConfig | None = None
+    # None: in the group exactly when the tier launches its client group (always into it);
+    # true: the services using the tier launch into its placement group (a promise the stack
+    # makes; the tier outputs placementGroupName for them)
+    clients_in_placement_group: bool | None = None
     network_kind: Literal["auto", "tcp"] = "auto"  # auto: ENA Express where both ends have it
+
+    @model_validator(mode="after")
+    def _client_placement(self) -> RemoteGpuTierConfig:
+        problem = client_placement_problem(self.clients is not None,
+                                           self.clients_in_placement_group)
+        if problem:
+            raise cross_field_error("clientsInPlacementGroup", problem)
+        return self
+
+    @property
+    def clients_in_group(self) -> bool:
+        """Do the tier's clients run in its cluster placement group (10 Gbps per flow)?"""
+        if self.clients_in_placement_group is None:
+            return self.clients is not None
+        return self.clients_in_placement_group
 
 
 # --------------------------------------------------------------------------- sizing
@@ -113,6 +148,8 @@ class ResolvedTier:
     client_type: str | None
     client_arch: str | None
     ena_express: bool  # turned on in the proxies' (and clients') launch templates
+    # the clients run in the tier's cluster placement group (TCP: 10 Gbps per flow, else 5)
+    clients_in_group: bool = False
     # the profile makes no synchronous call: the model bounds no round trip, and max_rtt_us is
     # RTT_CEILING_US (a network still has to be there; it is not what limits the application)
     rtt_unbounded: bool = False
@@ -129,6 +166,21 @@ class ResolvedTier:
                 f"{self.smallest.network_baseline_gbps:g} Gbps < {self.min_gbps:g} Gbps")
 
     @property
+    def clients_text(self) -> str:
+        """Where the clients are, as the budget assumed it (ASCII: it goes to logs too)."""
+        if not self.clients_in_group:
+            return "clients outside the tier's placement group"
+        if self.client_type is not None:
+            return f"clients ({self.client_type}) in the tier's placement group"
+        return "clients in the tier's placement group (clientsInPlacementGroup)"
+
+    @property
+    def network_text(self) -> str:
+        """The network kind and what one flow gets on it, with where the clients are."""
+        return (f"{kind_label(self.kind, in_cluster=self.clients_in_group)}, "
+                f"{self.flow_gbps:g} Gbps per flow, {self.clients_text}")
+
+    @property
     def max_rtt_text(self) -> str:
         """The round-trip budget as a person reads it (ASCII units: it goes to logs too)."""
         if self.rtt_unbounded:
@@ -137,7 +189,8 @@ class ResolvedTier:
         return f"{self.max_rtt_us:g} us"
 
     def budget_tags(self) -> dict[str, str]:
-        return {MIN_GBPS_TAG: tag_number(self.min_gbps), MAX_RTT_TAG: tag_number(self.max_rtt_us)}
+        return {MIN_GBPS_TAG: tag_number(self.min_gbps), MAX_RTT_TAG: tag_number(self.max_rtt_us),
+                CLIENTS_TAG: CLIENTS_IN_GROUP if self.clients_in_group else CLIENTS_OUTSIDE}
 
 
 def _up(value: float, step: float = 1e-3) -> float:
@@ -185,6 +238,7 @@ def resolve_tier(
 
     budget = tier.budget
     unbounded = False
+    in_group = tier.clients_in_group
     if budget.profile is not None:
         proxy, min_gbps, max_rtt, source, predicted, unbounded = _from_profile(
             tier, smallest, catalog, kind_of, base_dir)
@@ -194,15 +248,15 @@ def resolve_tier(
             budget.min_gbps, budget.max_rtt_us, "stack config", None)
         proxy = _for_bandwidth(smallest, catalog, min_gbps, "budget.minGbps")
     kind = kind_of(proxy)
-    flow = flow_gbps(proxy.network_baseline_gbps, kind)
+    flow = flow_gbps(proxy.network_baseline_gbps, kind, in_cluster=in_group)
     key = "budget.profile" if budget.profile is not None else "budget.minGbps"
     if flow < min_gbps:
-        cap = flow_cap_gbps(kind)
+        cap = flow_cap_gbps(kind, in_cluster=in_group)
         raise TierProblem(key, (
-            f"expected at most {flow:g} Gbps: one flow of {KIND_LABELS[kind]} is capped at "
-            f"{cap:g} Gbps ({proxy.instance_type} has {proxy.network_baseline_gbps:g} Gbps "
-            f"baseline), got {min_gbps:g}; ENA Express (25 Gbps per flow) needs a type "
-            "that supports it at both ends, EFA a type with EFA"))
+            f"expected at most {flow:g} Gbps: one flow of {kind_label(kind, in_cluster=in_group)} "
+            f"is capped at {cap:g} Gbps ({proxy.instance_type} has "
+            f"{proxy.network_baseline_gbps:g} Gbps baseline), got {min_gbps:g}; "
+            + _faster_hint(kind, in_group)))
     floor = DEFAULT_RTT_FLOOR_US[kind]
     if max_rtt < floor:
         better = [k for k, f in DEFAULT_RTT_FLOOR_US.items() if f <= max_rtt]
@@ -217,7 +271,19 @@ def resolve_tier(
         rtt_floor_us=floor, min_gbps=min_gbps, max_rtt_us=max_rtt, budget_source=source,
         predicted_overhead=predicted, client_type=client_type, client_arch=client_arch,
         ena_express=bool(data.ena_express(proxy.instance_type)), rtt_unbounded=unbounded,
+        clients_in_group=in_group,
     )
+
+
+def _faster_hint(kind: NetworkKind, in_group: bool) -> str:
+    """What would carry more per flow, starting from where the clients are."""
+    ways = ("ENA Express (25 Gbps per flow) needs a type that supports it at both ends, EFA a "
+            "type with EFA")
+    if kind is NetworkKind.TCP and not in_group:
+        return ("clients in the tier's placement group get 10 Gbps per flow (declare clients, "
+                "or set clientsInPlacementGroup: true where the services using the tier launch "
+                f"into its placement group); {ways}")
+    return ways
 
 
 def _for_bandwidth(smallest: InstanceType, catalog: Catalog, min_gbps: float, key: str
@@ -257,6 +323,7 @@ def _from_profile(
     except ProfileProblem as e:
         raise TierProblem("budget.profile", str(e)) from None
     eps = budget.epsilon
+    in_group = tier.clients_in_group
     sizes = sorted(single_gpu_sizes(catalog, smallest.instance_type),
                    key=lambda t: (t.price_per_hour if t.price_per_hour is not None else math.inf,
                                   t.vcpus, t.instance_type))
@@ -264,7 +331,7 @@ def _from_profile(
     for size in sizes:
         kind = kind_of(size)
         floor = DEFAULT_RTT_FLOOR_US[kind]
-        flow = flow_gbps(size.network_baseline_gbps, kind)
+        flow = flow_gbps(size.network_baseline_gbps, kind, in_cluster=in_group)
         overhead = predicted_overhead(profile, floor, flow)
         if best is None or overhead < best[0]:
             best = (overhead, size, kind)
@@ -282,15 +349,25 @@ def _from_profile(
             raise TierProblem("budget.profile", (
                 f"expected a budget one size serves: the profile needs {min_gbps:g} Gbps per "
                 f"flow, which {justified.instance_type}'s baseline has but one flow of "
-                f"{KIND_LABELS[cheaper]} on it does not ({flow_cap_gbps(cheaper):g} Gbps cap); "
+                f"{kind_label(cheaper, in_cluster=in_group)} on it does not "
+                f"({flow_cap_gbps(cheaper, in_cluster=in_group):g} Gbps cap); "
                 f"only {size.instance_type} carries it, a size the size policies refuse"))
         return size, min_gbps, max_rtt, source, overhead, math.isinf(allow)
     assert best is not None
     overhead, size, kind = best
     floor = DEFAULT_RTT_FLOOR_US[kind]
-    flow = flow_gbps(size.network_baseline_gbps, kind)
+    flow = flow_gbps(size.network_baseline_gbps, kind, in_cluster=in_group)
+    closer = ""
+    if not in_group:  # would the clients' being in the group do it?
+        near = next((t for t in sizes if predicted_overhead(profile, DEFAULT_RTT_FLOOR_US[
+            kind_of(t)], flow_gbps(t.network_baseline_gbps, kind_of(t))) <= eps), None)
+        if near is not None:
+            closer = (f"with the clients in the tier's placement group (clients, or "
+                      f"clientsInPlacementGroup: true) {near.instance_type} gets "
+                      f"{flow_gbps(near.network_baseline_gbps, kind_of(near)):g} Gbps per flow "
+                      "and serves it; or ")
     raise TierProblem("budget.profile", (
         f"expected a profile some {smallest.gpu_model} size serves within maxOverhead {eps:g}: "
-        f"at best, {size.instance_type} over {KIND_LABELS[kind]} ({flow:g} Gbps per flow, "
-        f"~{floor:g} µs round trip), {profile.name} runs {100 * overhead:.1f} % slower; make "
-        "calls asynchronous, shadow them, or keep the GPU local"))
+        f"at best, {size.instance_type} over {kind_label(kind, in_cluster=in_group)} ({flow:g} "
+        f"Gbps per flow, ~{floor:g} µs round trip), {profile.name} runs {100 * overhead:.1f} % "
+        f"slower; {closer}make calls asynchronous, shadow them, or keep the GPU local"))

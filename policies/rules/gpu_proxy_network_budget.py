@@ -3,7 +3,9 @@
 A tier's budget is a bandwidth and a round-trip time (``gpupool:remoting-min-gbps``,
 ``gpupool:remoting-max-rtt-us``, from ``gpupool remoting PROFILE``). The bandwidth is checked
 against the proxy type's *baseline* (the catalog), never its "up to" burst, capped by the
-single-flow limit of the network kind; the round trip against a floor per network kind (TCP
+single-flow limit of the network kind and of where the clients are (TCP: 10 Gbps per flow when
+they are in the proxies' cluster placement group, 5 when not; ``gpupool:remoting-clients``, see
+:mod:`policies.facts.network.clients`); the round trip against a floor per network kind (TCP
 over ENA in a cluster placement group, ENA Express, EFA), configurable because AWS publishes no
 such figure. Stack scope: the type and the network interfaces come from the launch template.
 """
@@ -22,13 +24,17 @@ from gpupool.catalog.network import (
     NetworkKind,
     flow_cap_gbps,
     flow_gbps,
+    kind_label,
     load_network_data,
     single_gpu_sizes,
     smallest_for_bandwidth,
 )
-from policies.facts import Budget, NetworkIndex, text
-from policies.facts.network import MAX_RTT_TAG, MIN_GBPS_TAG
+from gpupool.tags import CLIENTS_IN_GROUP, CLIENTS_TAG
+from policies.facts import Budget, NetworkIndex
+from policies.facts.network import MAX_RTT_TAG, MIN_GBPS_TAG, ClientsWhere
 from policies.model import ResourceChange, ResourceKind
+from policies.rules._budget_examples import tags as _tags
+from policies.rules._budget_examples import tier as _tier
 from policies.rules._common import cannot_verify, prop, usd
 from policies.rules.base import (
     Enforcement,
@@ -39,9 +45,6 @@ from policies.rules.base import (
     RuleMeta,
     RuleParams,
 )
-
-_LT = "aws:ec2/launchTemplate:LaunchTemplate"
-_PG = "aws:ec2/placementGroup:PlacementGroup"
 
 
 class Params(RuleParams):
@@ -62,46 +65,6 @@ class Params(RuleParams):
                 NetworkKind.EFA: self.efa_rtt_floor_us}[kind]
 
 
-def _tags(min_gbps: str | None, max_rtt: str | None) -> dict[str, str]:
-    out = {"gpupool:role": "gpu-proxy"}
-    if min_gbps is not None:
-        out[MIN_GBPS_TAG] = min_gbps
-    if max_rtt is not None:
-        out[MAX_RTT_TAG] = max_rtt
-    return out
-
-
-def _tier(instance_type: str, tags: dict[str, str], *, terraform: bool = False,
-          srd: bool = False) -> list[dict[str, object]]:
-    """A proxy tier as a Pulumi program or a Terraform plan would hold it."""
-    if terraform:
-        nic: dict[str, object] = {"device_index": 0}
-        if srd:
-            nic["ena_srd_specification"] = [{"ena_srd_enabled": True}]
-        return [
-            {"type": "aws_placement_group", "name": "tier", "address": "aws_placement_group.tier",
-             "new": {"name": "tier", "strategy": "cluster"}},
-            {"type": "aws_launch_template", "name": "proxy",
-             "address": "aws_launch_template.proxy",
-             "new": {"name": "proxy", "instance_type": instance_type,
-                     "placement": [{"group_name": "tier"}], "network_interfaces": [nic],
-                     "tag_specifications": [{"resource_type": "instance", "tags": tags}]}},
-            {"type": "aws_autoscaling_group", "name": "proxy",
-             "address": "aws_autoscaling_group.proxy",
-             "new": {"launch_template": [{"name": "proxy"}], "vpc_zone_identifier": ["subnet-1"]}},
-        ]
-    pulumi_nic: dict[str, object] = {"deviceIndex": 0}
-    if srd:
-        pulumi_nic["enaSrdSpecification"] = {"enaSrdEnabled": True}
-    return [
-        {"type": _PG, "name": "tier", "new": {"name": "tier-pg", "strategy": "cluster"}},
-        {"type": _LT, "name": "proxy",
-         "new": {"name": "proxy-lt", "instanceType": instance_type,
-                 "placement": {"groupName": "tier-pg"}, "networkInterfaces": [pulumi_nic],
-                 "tags": tags}},
-    ]
-
-
 class GpuProxyNetworkBudget(Rule):
     meta = RuleMeta(
         id="gpu-proxy-network-budget",
@@ -113,9 +76,14 @@ class GpuProxyNetworkBudget(Rule):
             "of one client's flow, and gpupool:remoting-max-rtt-us, the largest round trip "
             "(`gpupool remoting PROFILE` derives both from an application profile). The proxy "
             "type's baseline bandwidth (the catalog; never the 'up to' burst) must reach "
-            "min-gbps within the single-flow cap of its network kind (AWS: 5 Gbps outside a "
-            "cluster placement group, 10 inside, 25 with ENA Express; EFA is bounded by the "
-            "baseline only), and the kind's round-trip floor (the parameters; planning "
+            "min-gbps within the single-flow cap of its network kind and of where its clients "
+            "are (AWS: TCP 10 Gbps per flow between instances of one cluster placement group, "
+            "5 otherwise; 25 with ENA Express; EFA is bounded by the baseline only). "
+            "gpupool:remoting-clients = in-group says the clients launch into the proxies' "
+            "cluster placement group; without it (or = outside, or when the plan shows a client "
+            "of the tier in another placement group or the proxy in none) the clients are "
+            "taken to be outside, at 5 Gbps. The kind's round-trip floor (the parameters; "
+            "planning "
             "defaults, since AWS publishes none) must not exceed max-rtt-us. A budget the tier "
             "cannot reach is a violation that names the size or network kind that would; a "
             "proxy without budget tags is 'cannot verify', never a pass."
@@ -128,9 +96,58 @@ class GpuProxyNetworkBudget(Rule):
 
     examples = (
         Example(
-            title="g4dn.2xlarge (10 Gbps baseline) for an 8 Gbps, 200 µs budget",
+            title="g4dn.2xlarge (10 Gbps baseline) for an 8 Gbps, 200 µs budget, clients in "
+                  "the proxies' placement group",
             allowed=True,
             resources=_tier("g4dn.2xlarge", _tags("8", "200")),
+        ),
+        Example(
+            title="The same budget with the clients outside the placement group (5 Gbps per "
+                  "flow)",
+            allowed=False,
+            resources=_tier("g4dn.2xlarge", _tags("8", "200", clients="outside")),
+            message_contains=["one flow of TCP over ENA to clients outside the placement group "
+                              "is capped at 5 Gbps (g4dn.2xlarge has 10 Gbps baseline), below "
+                              "the budget's 8 Gbps", "gpupool:remoting-clients = outside",
+                              "clients in the proxies' cluster placement group (tag "
+                              "gpupool:remoting-clients = in-group) get 10 Gbps per flow"],
+        ),
+        Example(
+            title="Terraform: no gpupool:remoting-clients tag, so the clients are outside",
+            allowed=False,
+            resources=_tier("g4dn.2xlarge", _tags("8", "200", clients=None), terraform=True),
+            message_contains=["capped at 5 Gbps",
+                              "gpupool:remoting-clients is not set, so the clients are taken "
+                              "to be outside the placement group"],
+        ),
+        Example(
+            title="Terraform: in-group claimed, but the plan's client launches into another "
+                  "placement group",
+            allowed=False,
+            resources=_tier("g4dn.2xlarge", _tags("8", "200"), terraform=True,
+                            client_group="apps"),
+            message_contains=["capped at 5 Gbps", "gpupool:remoting-clients = in-group, but "
+                              "client aws_autoscaling_group.client launches into placement group "
+                              "apps, not the proxies'", "clients in the proxies' cluster "
+                              "placement group (launch them there) get 10 Gbps per flow"],
+        ),
+        Example(
+            title="Terraform: in-group, and the plan's client is in the proxies' placement group",
+            allowed=True,
+            resources=_tier("g4dn.2xlarge", _tags("8", "200"), terraform=True,
+                            client_group="tier"),
+        ),
+        Example(
+            title="A 5 Gbps budget fits one flow from outside the placement group",
+            allowed=True,
+            resources=_tier("g4dn.xlarge", _tags("5", "200", clients="outside")),
+        ),
+        Example(
+            title="Where the clients are is in-group or outside",
+            allowed=False,
+            resources=_tier("g4dn.xlarge", _tags("1", "200", clients="same-rack")),
+            message_contains=["gpupool:remoting-clients = 'same-rack' is neither in-group nor "
+                              "outside"],
         ),
         Example(
             title="Terraform: a g5g.xlarge proxy (1.25 Gbps baseline) under a 5 Gbps budget",
@@ -228,7 +245,10 @@ class GpuProxyNetworkBudget(Rule):
         kind, kind_unknown = net.network_kind(proxy)
         if kind_unknown:
             yield Finding(proxy.address, cannot_verify(kind_unknown), unknown=True)
-        in_cluster = self._in_cluster(proxy, net)
+        where = net.clients_where(proxy)
+        if where.malformed is not None:
+            yield Finding(proxy.address, f"budget tag {where.why}",
+                          detail={"tag": CLIENTS_TAG, "value": where.malformed})
         for name in types.known:
             row = ctx.catalog.get(name)
             if row is None:  # a proxy's type should carry a GPU: never judged unseen
@@ -239,26 +259,22 @@ class GpuProxyNetworkBudget(Rule):
             own_kind = kind
             if kind is NetworkKind.ENA_EXPRESS and not load_network_data().ena_express(name):
                 own_kind = NetworkKind.TCP  # AWS refuses ENA Express on such a type
-            yield from self._bandwidth(proxy, row, own_kind, in_cluster, budget, ctx.catalog)
+            yield from self._bandwidth(proxy, row, own_kind, where, budget, ctx.catalog)
             yield from self._round_trip(proxy, row, own_kind, budget, params, ctx.catalog)
 
-    @staticmethod
-    def _in_cluster(proxy: ResourceChange, net: NetworkIndex) -> bool:
-        found = net.placement_group(proxy)
-        return bool(found.targets) and all(
-            text(pg.after.get("strategy")) == "cluster" for pg in found.targets)
-
     def _bandwidth(self, proxy: ResourceChange, row: InstanceType, kind: NetworkKind,
-                   in_cluster: bool, budget: Budget, catalog: Catalog) -> Iterable[Finding]:
+                   where: ClientsWhere, budget: Budget, catalog: Catalog) -> Iterable[Finding]:
         need = budget.min_gbps
         if need is None:
             return
         base = row.network_baseline_gbps
+        in_cluster = where.in_group
         flow = flow_gbps(base, kind, in_cluster=in_cluster)
         if flow >= need:
             return
         detail = {"instance_type": row.instance_type, "baseline_gbps": base,
-                  "flow_gbps": flow, "min_gbps": need, "network": str(kind)}
+                  "flow_gbps": flow, "min_gbps": need, "network": str(kind),
+                  "clients": "in-group" if in_cluster else "outside"}
         if base < need:
             bigger = smallest_for_bandwidth(catalog, row.instance_type, need)
             if bigger is not None:
@@ -277,11 +293,16 @@ class GpuProxyNetworkBudget(Rule):
                 f"({MIN_GBPS_TAG}); {hint}"), detail=detail)
             return
         cap = flow_cap_gbps(kind, in_cluster=in_cluster)
-        where = KIND_LABELS[kind] if in_cluster or kind is not NetworkKind.TCP else (
-            "TCP outside a cluster placement group")
+        closer = ""
+        if not in_cluster and flow_gbps(base, kind) >= need:
+            how = ("launch them there" if where.claimed
+                   else f"tag {CLIENTS_TAG} = {CLIENTS_IN_GROUP}")
+            closer = (f"clients in the proxies' cluster placement group ({how}) get "
+                      f"{flow_gbps(base, kind):g} Gbps per flow; or ")
         yield Finding(proxy.address, (
-            f"one flow of {where} is capped at {cap:g} Gbps ({row.instance_type} has {base:g} "
-            f"Gbps baseline), below the budget's {need:g} Gbps ({MIN_GBPS_TAG}); "
+            f"one flow of {kind_label(kind, in_cluster=in_cluster)} is capped at {cap:g} Gbps "
+            f"({row.instance_type} has {base:g} Gbps baseline), below the budget's {need:g} Gbps "
+            f"({MIN_GBPS_TAG}; {where.why}); {closer}"
             f"{self._faster(row, need, catalog, proxy)}"), detail=detail)
 
     @staticmethod

@@ -16,7 +16,7 @@ from gpupool.config.loader import resolve_tiers
 from gpupool.config.remote_gpu import RTT_CEILING_US, tag_number
 from gpupool.errors import InputError
 from gpupool.remoting import load_profile, predicted_overhead, rtt_max_us
-from gpupool.tags import MAX_RTT_TAG, MIN_GBPS_TAG
+from gpupool.tags import CLIENTS_TAG, MAX_RTT_TAG, MIN_GBPS_TAG
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,6 +36,9 @@ def stack(*tiers: dict[str, Any]) -> dict[str, Any]:
 def tier(**over: Any) -> dict[str, Any]:
     return {"name": "bert", "gpu": "T4", "minSize": 1, "maxSize": 4, "port": 18515,
             "budget": {"minGbps": 4, "maxRttUs": 200}, **over}
+
+
+IN_GROUP = {"clientsInPlacementGroup": True}  # the services using the tier launch into its group
 
 
 def problems(flat: dict[str, Any]) -> list[str]:
@@ -76,12 +79,55 @@ def test_a_stack_with_nothing_to_run_is_refused() -> None:
 def test_proxy_is_the_smallest_size_the_budget_allows(
         gpu: str, arch: str, min_gbps: float, proxy: str, why: str) -> None:
     config, _ = parse_flat_config(stack(tier(gpu=gpu, arch=arch, budget={
-        "minGbps": min_gbps, "maxRttUs": 200})), "s.yaml")
+        "minGbps": min_gbps, "maxRttUs": 200}, **IN_GROUP)), "s.yaml")
     [resolved] = resolve_tiers(config).values()
     assert resolved.proxy.instance_type == proxy
     assert why in resolved.why
     assert resolved.kind is NetworkKind.TCP and resolved.flow_gbps >= min_gbps
-    assert resolved.budget_tags() == {MIN_GBPS_TAG: tag_number(min_gbps), MAX_RTT_TAG: "200"}
+    assert resolved.budget_tags() == {MIN_GBPS_TAG: tag_number(min_gbps), MAX_RTT_TAG: "200",
+                                      CLIENTS_TAG: "in-group"}
+
+
+def test_clients_outside_the_placement_group_get_5_gbps_per_flow() -> None:
+    """Issue 16 item 16: no client group and no promise, so the clients are outside the tier's
+    cluster placement group and one TCP flow is capped at 5 Gbps, not 10."""
+    config, _ = parse_flat_config(stack(tier(budget={"minGbps": 5, "maxRttUs": 200})), "s.yaml")
+    [resolved] = resolve_tiers(config).values()
+    assert (resolved.proxy.instance_type, resolved.flow_gbps) == ("g4dn.xlarge", 5)
+    assert not resolved.clients_in_group and resolved.budget_tags()[CLIENTS_TAG] == "outside"
+    assert resolved.network_text == ("TCP over ENA to clients outside the placement group, 5 Gbps "
+                                     "per flow, clients outside the tier's placement group")
+    # 8 Gbps: g4dn.2xlarge's 10 Gbps baseline would carry it, one flow from outside does not
+    assert problems(stack(tier(budget={"minGbps": 8, "maxRttUs": 200}))) == [
+        "s.yaml: gpupool:remoteGpu[0].budget.minGbps: expected at most 5 Gbps: one flow of TCP "
+        "over ENA to clients outside the placement group is capped at 5 Gbps (g4dn.2xlarge has "
+        "10 Gbps baseline), got 8; clients in the tier's placement group get 10 Gbps per flow "
+        "(declare clients, or set clientsInPlacementGroup: true where the services using the "
+        "tier launch into its placement group); ENA Express (25 Gbps per flow) needs a type "
+        "that supports it at both ends, EFA a type with EFA"]
+
+
+@pytest.mark.parametrize("where", [
+    {"clients": {"instanceType": "c6in.2xlarge", "maxSize": 2}},
+    {"clients": {"instanceType": "c6in.2xlarge", "maxSize": 2}, "clientsInPlacementGroup": True},
+    IN_GROUP,
+])
+def test_clients_in_the_placement_group_get_10_gbps_per_flow(where: dict[str, Any]) -> None:
+    config, _ = parse_flat_config(stack(tier(budget={"minGbps": 8, "maxRttUs": 200}, **where)),
+                                  "s.yaml")
+    [resolved] = resolve_tiers(config).values()
+    assert (resolved.proxy.instance_type, resolved.flow_gbps) == ("g4dn.2xlarge", 10)
+    assert resolved.clients_in_group and resolved.budget_tags()[CLIENTS_TAG] == "in-group"
+    assert "in the tier's placement group" in resolved.clients_text
+
+
+def test_a_client_group_is_always_in_the_placement_group() -> None:
+    assert problems(stack(tier(clients={"instanceType": "c6in.2xlarge", "maxSize": 2},
+                               clientsInPlacementGroup=False))) == [
+        "s.yaml: gpupool:remoteGpu[0].clientsInPlacementGroup: expected true or no value: the "
+        "tier launches its client group (clients) into its placement group, got false"]
+    config, _ = parse_flat_config(stack(tier(clientsInPlacementGroup=False)), "s.yaml")
+    assert not config.remote_gpu[0].clients_in_group
 
 
 def test_ena_express_where_both_ends_support_it() -> None:
@@ -106,7 +152,7 @@ def test_every_problem_at_once_with_the_key_named() -> None:
         tier(name="inference", minSize=3, maxSize=2, port=80,
              budget={"minGbps": 5, "maxRttUs": 10, "burst": 1},
              clients={"instanceType": "g4dn.xlarge", "maxSize": 2}),
-        tier(name="fast", gpu="L4", budget={"minGbps": 12, "maxRttUs": 100}),
+        tier(name="fast", gpu="L4", budget={"minGbps": 12, "maxRttUs": 100}, **IN_GROUP),
         tier(name="near", gpu="L4", budget={"minGbps": 1, "maxRttUs": 20}),
         tier(name="huge", gpu="A10G", budget={"minGbps": 26, "maxRttUs": 100}),
         tier(name="typo", gpu="T5"),
@@ -176,7 +222,7 @@ def test_no_tag_says_inf_or_nan(value: float) -> None:
 ])
 def test_budget_derived_from_a_profile(profile: str, proxy: str, min_gbps: float,
                                        max_rtt: float) -> None:
-    flat = stack(tier(budget={"profile": profile}))
+    flat = stack(tier(budget={"profile": profile}, **IN_GROUP))
     config, _ = parse_flat_config(flat, "s.yaml", base_dir=ROOT)
     [resolved] = resolve_tiers(config, base_dir=ROOT).values()
     assert resolved.proxy.instance_type == proxy
@@ -191,6 +237,33 @@ def test_budget_derived_from_a_profile(profile: str, proxy: str, min_gbps: float
         predicted_overhead(p, resolved.rtt_floor_us, resolved.flow_gbps))
 
 
+def test_a_profile_sized_for_clients_outside_the_group() -> None:
+    """Prod's llm-decode profile needs 6.4 Gbps per flow: clients in the group get it on
+    g4dn.2xlarge (10), clients outside get 5 on every T4 size, so the tier cannot be built;
+    embeddings (3.75 Gbps) fits 5 Gbps either way, with the same figures."""
+    flat = stack(tier(budget={"profile": "stacks/profiles/llm-decode.yaml"}))
+    with pytest.raises(InputError) as info:
+        parse_flat_config(flat, "s.yaml", base_dir=ROOT)
+    [line] = info.value.problems
+    assert line.startswith(
+        "s.yaml: gpupool:remoteGpu[0].budget.profile: expected a profile some T4 size serves "
+        "within maxOverhead 0.05: at best, g4dn.xlarge over TCP over ENA to clients outside the "
+        "placement group (5 Gbps per flow, ~30 µs round trip), llm-decode runs ")
+    assert line.endswith(
+        " % slower; with the clients in the tier's placement group (clients, or "
+        "clientsInPlacementGroup: true) g4dn.2xlarge gets 10 Gbps per flow and serves it; or make "
+        "calls asynchronous, shadow them, or keep the GPU local")
+    flat = stack(tier(budget={"profile": "stacks/profiles/embeddings.yaml"}))
+    config, _ = parse_flat_config(flat, "s.yaml", base_dir=ROOT)
+    outside = resolve_tiers(config, base_dir=ROOT)["bert"]
+    flat = stack(tier(budget={"profile": "stacks/profiles/embeddings.yaml"}, **IN_GROUP))
+    config, _ = parse_flat_config(flat, "s.yaml", base_dir=ROOT)
+    inside = resolve_tiers(config, base_dir=ROOT)["bert"]
+    assert (outside.min_gbps, outside.max_rtt_us) == (inside.min_gbps, inside.max_rtt_us)
+    assert outside.budget_tags()[CLIENTS_TAG] == "outside"
+    assert inside.budget_tags()[CLIENTS_TAG] == "in-group"
+
+
 def test_a_looser_overhead_keeps_the_smallest_size() -> None:
     flat = stack(tier(budget={"profile": "stacks/profiles/llm-decode.yaml", "maxOverhead": 0.1}))
     config, _ = parse_flat_config(flat, "s.yaml", base_dir=ROOT)
@@ -202,7 +275,7 @@ def test_profile_problems_are_one_line_each_naming_both_files(tmp_path: Path) ->
         "name: slow\nlocal_time_s: 1\nsync_calls: 100000\nbytes_to_gpu: 1e9\n"
         "bytes_from_gpu: 0\n")
     (tmp_path / "bad.yaml").write_text("name: bad\nlocal_time_s: -1\n")
-    flat = stack(tier(budget={"profile": "slow.yaml"}),
+    flat = stack(tier(budget={"profile": "slow.yaml"}, **IN_GROUP),
                  tier(name="bb", budget={"profile": "bad.yaml"}),
                  tier(name="cc", budget={"profile": "none.yaml"}),
                  tier(name="dd", budget={"profile": "slow.yaml", "minGbps": 1}),
@@ -234,8 +307,8 @@ def test_a_profile_without_synchronous_calls_bounds_no_round_trip(tmp_path: Path
     (tmp_path / "stream.yaml").write_text(
         "name: stream\nlocal_time_s: 2\nsync_calls: 0\nasync_calls: 50000\n"
         "bytes_to_gpu: 1.0e+8\nbytes_from_gpu: 1.0e+7\n")
-    config, _ = parse_flat_config(stack(tier(budget={"profile": "stream.yaml"})), "s.yaml",
-                                  base_dir=tmp_path)
+    config, _ = parse_flat_config(stack(tier(budget={"profile": "stream.yaml"}, **IN_GROUP)),
+                                  "s.yaml", base_dir=tmp_path)
     [resolved] = resolve_tiers(config, base_dir=tmp_path).values()
     p = load_profile(tmp_path / "stream.yaml")
     assert rtt_max_us(p, resolved.flow_gbps, 0.05) == math.inf
@@ -244,14 +317,15 @@ def test_a_profile_without_synchronous_calls_bounds_no_round_trip(tmp_path: Path
     assert resolved.min_gbps == pytest.approx(8.8)
     assert resolved.proxy.instance_type == "g4dn.2xlarge"
     tags = resolved.budget_tags()
-    assert tags == {MIN_GBPS_TAG: "8.8", MAX_RTT_TAG: "1000000"}
-    assert all(math.isfinite(float(v)) for v in tags.values())
+    assert tags == {MIN_GBPS_TAG: "8.8", MAX_RTT_TAG: "1000000", CLIENTS_TAG: "in-group"}
+    assert all(math.isfinite(float(tags[k])) for k in (MIN_GBPS_TAG, MAX_RTT_TAG))
     assert resolved.max_rtt_text.startswith("any round trip (no synchronous call; tagged 1000000")
     # the ceiling is what budget.maxRttUs itself accepts, so a person could write the same tier
-    config, _ = parse_flat_config(stack(tier(budget={"minGbps": 8.8, "maxRttUs": 1e6})), "s.yaml")
+    config, _ = parse_flat_config(stack(tier(budget={"minGbps": 8.8, "maxRttUs": 1e6},
+                                             **IN_GROUP)), "s.yaml")
     assert resolve_tiers(config)["bert"].budget_tags() == tags
-    assert problems(stack(tier(budget={"minGbps": 8.8, "maxRttUs": 1.5e6})))[0].endswith(
-        "budget.maxRttUs: expected at most 1000000, got 1500000.0")
+    too_far = stack(tier(budget={"minGbps": 8.8, "maxRttUs": 1.5e6}, **IN_GROUP))
+    assert problems(too_far)[0].endswith("budget.maxRttUs: expected at most 1000000, got 1500000.0")
 
 
 def test_a_profile_that_moves_no_byte_needs_no_bandwidth(tmp_path: Path) -> None:
@@ -262,4 +336,5 @@ def test_a_profile_that_moves_no_byte_needs_no_bandwidth(tmp_path: Path) -> None
     [resolved] = resolve_tiers(config, base_dir=tmp_path).values()
     assert resolved.proxy.instance_type == "g4dn.xlarge" and not resolved.rtt_unbounded
     # 100 round trips within 5 % of 1 s: 500 µs each
-    assert resolved.budget_tags() == {MIN_GBPS_TAG: "0", MAX_RTT_TAG: "500"}
+    assert resolved.budget_tags() == {MIN_GBPS_TAG: "0", MAX_RTT_TAG: "500",
+                                      CLIENTS_TAG: "outside"}

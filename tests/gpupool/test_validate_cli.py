@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -71,6 +72,41 @@ def test_a_stack_of_remote_gpu_tiers_alone_counts_its_tier() -> None:
     lines = proc.stdout.splitlines()
     assert lines[0].endswith("Pulumi.speech-staging.yaml: valid: 1 remote-GPU tier")
     assert lines[1].startswith("  remote-gpu: remote GPU tier, T4 -> g4dn.2xlarge")
+
+
+def test_validate_says_where_the_tiers_clients_are_and_the_cap_that_applied(
+        tmp_path: Path) -> None:
+    """Issue 16 item 16: prod's llm-decode budget (6.4 Gbps per flow) holds only with its
+    clients in the tier's cluster placement group; the same tier without its client group is
+    refused, one line naming the key, where the clients are and what would do."""
+    proc = gpupool("validate", "prod")
+    assert proc.returncode == 0, proc.stderr
+    assert ("  llm-decode: remote GPU tier, T4 -> g4dn.2xlarge (bandwidth, not GPU: g4dn.xlarge's "
+            "baseline 5 Gbps < 6.4 Gbps), 2..8 proxies, tcp 10 Gbps per flow (clients "
+            "(c6in.2xlarge) in the tier's placement group); budget 6.4 Gbps, 41.7 us"
+            ) in proc.stdout
+    text = (ROOT / "stacks" / "Pulumi.prod.yaml").read_text()
+    head, _, clients = text.rpartition("      clients:\n")
+    assert clients.count("\n") == 3  # instanceType, minSize, maxSize: the file's last lines
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    shutil.copytree(ROOT / "stacks", tmp_path / "stacks")
+    (tmp_path / "stacks" / "Pulumi.prod.yaml").write_text(head)
+    proc = gpupool("validate", "prod", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines() == [
+        "gpupool validate: stacks/Pulumi.prod.yaml: gpupool:remoteGpu[0].budget.profile: "
+        "expected a profile some T4 size serves within maxOverhead 0.05: at best, g4dn.xlarge "
+        "over TCP over ENA to clients outside the placement group (5 Gbps per flow, ~30 µs "
+        "round trip), llm-decode runs 5.7 % slower; with the clients in the tier's placement "
+        "group (clients, or clientsInPlacementGroup: true) g4dn.2xlarge gets 10 Gbps per flow "
+        "and serves it; or make calls asynchronous, shadow them, or keep the GPU local"]
+    # the services that use the tier say they launch into its placement group: valid again
+    (tmp_path / "stacks" / "Pulumi.prod.yaml").write_text(
+        head + "      clientsInPlacementGroup: true\n")
+    proc = gpupool("validate", "prod", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert ("tcp 10 Gbps per flow (clients in the tier's placement group "
+            "(clientsInPlacementGroup)); budget 6.4 Gbps, 41.7 us") in proc.stdout
 
 
 def test_stack_as_a_path_from_another_directory(tmp_path: Path) -> None:

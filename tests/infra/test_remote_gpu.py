@@ -19,7 +19,7 @@ import pytest
 
 from gpupool.catalog import load_catalog
 from gpupool.config import LoadedStack, load_stack
-from gpupool.tags import MAX_RTT_TAG, MIN_GBPS_TAG
+from gpupool.tags import CLIENTS_TAG, MAX_RTT_TAG, MIN_GBPS_TAG
 from infra.aws import discovery
 from infra.aws.remote_gpu import (
     CLIENT_AMI_PARAMETERS,
@@ -80,13 +80,11 @@ def test_tier_declares_exactly_these_resources(staging: Any, prod: Any) -> None:
             "aws:iam/rolePolicyAttachment:RolePolicyAttachment": 2,
             HOOK: 1, INGRESS: 2,  # from-clients + into-endpoints
             EGRESS: 3}  # to-proxies, endpoints, S3
-    _, _, kids = prod
-    assert Counter({t: len(rs) for t, rs in kids.items()}) == Counter(base)
     # the client group adds its template, group, profile and HTTPS to the endpoints
     clients = {LT: 1, ASG: 1, "aws:iam/role:Role": 1, "aws:iam/instanceProfile:InstanceProfile": 1,
                "aws:iam/rolePolicyAttachment:RolePolicyAttachment": 1, INGRESS: 1, EGRESS: 2}
-    _, _, kids = staging
-    assert Counter({t: len(rs) for t, rs in kids.items()}) == Counter(base) + Counter(clients)
+    for _, _, kids in (staging, prod):  # both run their clients in the tier's placement group
+        assert Counter({t: len(rs) for t, rs in kids.items()}) == Counter(base) + Counter(clients)
 
 
 def test_least_privilege_roles_for_proxies_and_clients(staging: Any) -> None:
@@ -166,7 +164,7 @@ def test_hardening_as_in_gpu_pool(staging: Any, lt_name: str) -> None:
 def test_roles_and_budget_tags_on_groups_templates_and_instances(staging: Any) -> None:
     loaded, _, kids = staging
     resolved = loaded.tiers["embeddings"]
-    budget = {MIN_GBPS_TAG: "3.75", MAX_RTT_TAG: "43.3"}
+    budget = {MIN_GBPS_TAG: "3.75", MAX_RTT_TAG: "43.3", CLIENTS_TAG: "in-group"}
     assert resolved.budget_tags() == budget
     for prefix, role in (("staging-embeddings", "gpu-proxy"),
                          ("staging-embeddings-client", "gpu-client")):
@@ -180,7 +178,7 @@ def test_roles_and_budget_tags_on_groups_templates_and_instances(staging: Any) -
             if role == "gpu-proxy":
                 assert budget.items() <= tags.items()
             else:
-                assert MIN_GBPS_TAG not in tags
+                assert MIN_GBPS_TAG not in tags and CLIENTS_TAG not in tags
         assert all(t["propagateAtLaunch"] for t in group_tags.values())
 
 
@@ -192,7 +190,14 @@ def test_bandwidth_sized_proxy_in_prod(prod: Any) -> None:
     asg = named(kids, ASG, "prod-llm-decode-asg").inputs
     assert asg["mixedInstancesPolicy"]["launchTemplate"]["overrides"] == [
         {"instanceType": "g4dn.2xlarge"}]
-    assert loaded.tiers["llm-decode"].budget_tags() == {MIN_GBPS_TAG: "6.4", MAX_RTT_TAG: "41.7"}
+    assert loaded.tiers["llm-decode"].budget_tags() == {
+        MIN_GBPS_TAG: "6.4", MAX_RTT_TAG: "41.7", CLIENTS_TAG: "in-group"}
+    # issue 16 item 16: 6.4 Gbps needs the 10 Gbps per flow of one cluster placement group, so
+    # prod's decoding services run in the tier's client group, in the proxies' group
+    client = named(kids, LT, "prod-llm-decode-client-lt").inputs
+    assert client["instanceType"] == "c6in.2xlarge"
+    assert client["placement"] == lt["placement"]
+    assert lt["tags"][CLIENTS_TAG] == "in-group"
 
 
 def test_telemetry_and_scaling_as_in_gpu_pool(prod: Any) -> None:
@@ -253,7 +258,7 @@ def test_proxies_and_clients_wait_for_every_vpc_endpoint(stack: str) -> None:
     endpoints = {u for u, r in regs.items() if r.type == "aws:ec2/vpcEndpoint:VpcEndpoint"}
     assert any(regs[u].inputs["serviceName"].endswith(".servicediscovery") for u in endpoints)
     groups = [r for r in regs.values() if r.type == ASG and TIER in r.urn]
-    assert len(groups) == (2 if stack == "staging" else 1)  # staging's tier has clients
+    assert len(groups) == 2  # both tiers run a client group
     for group in groups:
         assert endpoints <= set(group.dependencies), group.urn
 
@@ -309,6 +314,10 @@ def test_existing_vpc_tier_keeps_to_the_subnet_it_names(tmp_path: Path) -> None:
     assert asg["vpcZoneIdentifiers"] == ["subnet-0bbbbbbbbbbbbbbb2"]
     (nic,) = named(kids, LT, "t-near-lt").inputs["networkInterfaces"]
     assert "enaSrdSpecification" not in nic  # g4dn does not support ENA Express
+    # no client group: only the proxies' template and group, their clients taken to be outside
+    assert [r.name for r in kids[LT]] == ["t-near-lt"] and len(kids[ASG]) == 1
+    assert named(kids, LT, "t-near-lt").inputs["tags"][CLIENTS_TAG] == "outside"
+    assert {t["key"]: t["value"] for t in asg["tags"]}[CLIENTS_TAG] == "outside"
 
 
 def test_tier_refuses_a_size_its_budget_does_not_justify(

@@ -130,3 +130,46 @@ def test_a_baseline_from_the_same_plan_is_an_update_without_findings(
         assert [d for d in diags if d not in notes] == [], _show(diags)
     finally:
         kit_pack.configure({})
+
+
+@pytest.mark.parametrize("clients", ["outside", None])
+def test_prod_proxies_with_their_clients_outside_the_group_are_blocked(
+    kit_pack: PolicyPackHarness, plans: dict[str, dict[str, Any]], clients: str | None
+) -> None:
+    """Issue 16 item 16 through the pack: prod's proxies need 6.4 Gbps per flow, which only a
+    client in their cluster placement group gets. The same plan with the proxies saying their
+    clients are outside (or not saying where they are) is a mandatory AnalyzeStack diagnostic
+    at the 5 Gbps cap, on the proxy group and its launch template."""
+    plan = json.loads(json.dumps(plans["prod"]))
+    changed = 0
+    for r in plan["resources"]:
+        inputs = r["inputs"]
+        if "prod-llm-decode-client" in r["name"]:
+            continue
+        tag_lists = [inputs["tags"]] if isinstance(inputs.get("tags"), list) else []
+        maps = [inputs["tags"]] if isinstance(inputs.get("tags"), dict) else []
+        maps += [s["tags"] for s in inputs.get("tagSpecifications") or []]
+        for tags in maps:
+            if "gpupool:remoting-clients" in tags:
+                changed += 1
+                tags.pop("gpupool:remoting-clients")
+                if clients is not None:
+                    tags["gpupool:remoting-clients"] = clients
+        for tags in tag_lists:
+            for t in list(tags):
+                if t["key"] == "gpupool:remoting-clients":
+                    changed += 1
+                    tags.remove(t)
+                    if clients is not None:
+                        tags.append({**t, "value": clients})
+    assert changed >= 3  # the proxy group, its template and the template's instance tags
+    rs = resources(plan)
+    whole = [d for d in kit_pack.analyze_stack(rs) if d.mandatory]
+    assert {d.policy_name for d in whole} == {"gpu-proxy-network-budget"}, _show(whole)
+    why = ("gpupool:remoting-clients = outside" if clients else
+           "gpupool:remoting-clients is not set, so the clients are taken to be outside")
+    for d in whole:
+        assert ("one flow of TCP over ENA to clients outside the placement group is capped at 5 "
+                "Gbps (g4dn.2xlarge has 10 Gbps baseline), below the budget's 6.4 Gbps") in d.detail
+        assert why in d.detail
+    assert any(d.urn.endswith("::prod-llm-decode-asg") for d in whole), _show(whole)

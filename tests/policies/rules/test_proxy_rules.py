@@ -237,12 +237,14 @@ def test_target_groups_written_on_the_group_itself() -> None:
 
 
 def budget_tier(itype: str, min_gbps: str, rtt: str = "200", *, strategy: str = "cluster",
-                srd: bool = False) -> list[dict[str, Any]]:
+                srd: bool = False, clients: str | None = "in-group") -> list[dict[str, Any]]:
     nic: dict[str, Any] = {"deviceIndex": 0}
     if srd:
         nic["enaSrdSpecification"] = {"enaSrdEnabled": True}
     tags = {"gpupool:role": "gpu-proxy", "gpupool:remoting-min-gbps": min_gbps,
             "gpupool:remoting-max-rtt-us": rtt}
+    if clients is not None:
+        tags["gpupool:remoting-clients"] = clients
     return [
         {"type": "aws:ec2/placementGroup:PlacementGroup", "name": "tier",
          "new": {"name": "tier", "strategy": strategy}},
@@ -259,7 +261,39 @@ def budget_tier(itype: str, min_gbps: str, rtt: str = "200", *, strategy: str = 
 def test_outside_a_cluster_group_one_flow_gets_5_gbps() -> None:
     assert run("gpu-proxy-network-budget", *budget_tier("g4dn.2xlarge", "8")) == []
     [f] = run("gpu-proxy-network-budget", *budget_tier("g4dn.2xlarge", "8", strategy="spread"))
-    assert "one flow of TCP outside a cluster placement group is capped at 5 Gbps" in f.message
+    assert ("one flow of TCP over ENA to clients outside the placement group is capped at 5 "
+            "Gbps" in f.message)
+    assert ("gpupool:remoting-clients = in-group, but the proxy is in no cluster placement "
+            "group the plan shows" in f.message)
+    assert f.detail is not None and f.detail["clients"] == "outside"
+
+
+@pytest.mark.parametrize(("clients", "why"), [
+    (None, "gpupool:remoting-clients is not set, so the clients are taken to be outside"),
+    ("outside", "gpupool:remoting-clients = outside"),
+    ("In-Group", "gpupool:remoting-clients = 'In-Group' is neither in-group nor outside"),
+])
+def test_clients_not_said_to_be_in_the_group_get_5_gbps(clients: str | None, why: str) -> None:
+    """Issue 16 item 16: the 10 Gbps cap holds only between instances of one cluster placement
+    group; the proxies' being in one says nothing about their clients."""
+    findings = run("gpu-proxy-network-budget",
+                   *budget_tier("g4dn.2xlarge", "8", clients=clients))
+    capped = [f for f in findings if "capped at 5 Gbps" in f.message]
+    assert len(capped) == 1 and why in capped[0].message
+    assert ("clients in the proxies' cluster placement group (tag gpupool:remoting-clients = "
+            "in-group) get 10 Gbps per flow; or EFA on g4dn.8xlarge would do") in capped[0].message
+    assert len(findings) == (2 if clients == "In-Group" else 1)  # a bad value is its own finding
+    # a budget that one flow from outside carries passes without the tag
+    assert run("gpu-proxy-network-budget", *budget_tier("g4dn.2xlarge", "5", clients=clients)
+               ) == ([] if clients != "In-Group" else findings[:1])
+
+
+def test_the_clients_tag_may_be_unknown_until_apply() -> None:
+    resources = budget_tier("g4dn.2xlarge", "8", clients=None)
+    resources[2]["new"]["tags"].append({"key": "gpupool:remoting-clients",
+                                        "value": "(known after apply)"})
+    [f] = run("gpu-proxy-network-budget", *resources)
+    assert "gpupool:remoting-clients is unknown until apply" in f.message
 
 
 def test_ena_express_on_a_type_without_it_counts_as_tcp() -> None:

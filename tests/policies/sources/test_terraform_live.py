@@ -55,6 +55,21 @@ EXPECTED: dict[str, Findings] = {
     "eks-node-groups/plan-create.json": {
         ("gpu-nodes-tainted", f"aws_eks_node_group.{g}", "mandatory")
         for g in ("gpu_untainted", "gpu_prefer", "gpu_from_template")},
+    # issue 16 item 16: g4dn.2xlarge proxies under an 8 Gbps budget. in_group (clients in the
+    # proxies' placement group, tagged so) passes the budget; untagged (clients taken to be
+    # outside: 5 Gbps per flow) and elsewhere (tagged in-group, but its client group launches
+    # into another placement group) fail it, elsewhere's client fails placement too. The rest
+    # is what provider 5.100 plans as "known after apply" for any new group (its zones, target
+    # groups, load balancers, traffic sources) and the bandwidth note on each proxy template.
+    "proxy-tiers/plan-create.json": {
+        ("gpu-proxy-network-budget", f"module.{t}.aws_autoscaling_group.proxy", "mandatory")
+        for t in ("untagged", "elsewhere")} | {
+        ("gpu-proxy-placement", "module.elsewhere.aws_autoscaling_group.client[0]", "mandatory")
+    } | {(rule, f"module.{t}.{what}", "advisory")
+         for t in ("in_group", "untagged", "elsewhere")
+         for rule, what in (("gpu-smallest-instance", "aws_launch_template.proxy"),
+                            ("gpu-proxy-placement", "aws_autoscaling_group.proxy"),
+                            ("gpu-proxy-private", "aws_autoscaling_group.proxy"))},
 }
 
 
@@ -96,6 +111,29 @@ def test_new_group_with_a_plain_launch_template_is_judged_by_its_template() -> N
     messages = [v.message for v in evaluate([plan], Settings.default()).violations
                 if v.resource == group.address]
     assert messages and all("scales on CPU (ASGAverageCPUUtilization)" in m for m in messages)
+
+
+def test_where_the_clients_are_sets_the_proxies_per_flow_cap() -> None:
+    """Item 16 on a real plan: the same proxy and budget, judged at 10 Gbps per flow only where
+    the plan bears the proxies' in-group tag out, and at 5 Gbps otherwise, saying why."""
+    result = evaluate([load_plan(live.LIVE / "proxy-tiers/plan-create.json")], Settings.default())
+    budget = {v.resource: v.message for v in result.violations
+              if v.policy == "gpu-proxy-network-budget"}
+    assert set(budget) == {"module.untagged.aws_autoscaling_group.proxy",
+                           "module.elsewhere.aws_autoscaling_group.proxy"}
+    for message in budget.values():
+        assert message.startswith(
+            "one flow of TCP over ENA to clients outside the placement group is capped at 5 Gbps "
+            "(g4dn.2xlarge has 10 Gbps baseline), below the budget's 8 Gbps")
+    assert ("gpupool:remoting-clients is not set, so the clients are taken to be outside the "
+            "placement group); clients in the proxies' cluster placement group (tag "
+            "gpupool:remoting-clients = in-group) get 10 Gbps per flow"
+            ) in budget["module.untagged.aws_autoscaling_group.proxy"]
+    assert ("gpupool:remoting-clients = in-group, but client "
+            "module.elsewhere.aws_autoscaling_group.client[0] launches into placement group "
+            "apps, not the proxies'); clients in the proxies' cluster placement group (launch "
+            "them there) get 10 Gbps per flow"
+            ) in budget["module.elsewhere.aws_autoscaling_group.proxy"]
 
 
 def test_group_declaring_no_launch_source_statically_stays_unknown() -> None:
