@@ -19,6 +19,7 @@ from gpupool.catalog import Catalog, load_catalog
 from policies.facts.k8s import ALL_READERS, Lifecycle
 from policies.rules import ALL_RULES
 from policies.rules.base import Example, Rule
+from policies.rules.param_schema import json_schema
 
 DOCS_PATH = Path(__file__).resolve().parent.parent / "docs" / "policies.md"
 
@@ -144,7 +145,7 @@ def _rule(rule: Rule, catalog: Catalog) -> str:
 
 
 def _properties(rule: Rule) -> dict[str, dict[str, Any]]:
-    schema = rule.meta.params.model_json_schema(by_alias=True)
+    schema = json_schema(rule.meta.params)
     defs = schema.get("$defs", {})
     out = {}
     for name, prop in schema.get("properties", {}).items():

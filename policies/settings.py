@@ -44,29 +44,15 @@ Waivers are judged as of today (``gpupool check --today DATE`` for another day):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from datetime import date
-from fnmatch import fnmatchcase
-from typing import Any, Final
-
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictInt,
-    StrictStr,
-    ValidationError,
-    field_validator,
-)
+from typing import TYPE_CHECKING, Any, Final
 
 from gpupool.errors import InputError
 from gpupool.suggest import did_you_mean
-from gpupool.yamlio import quote, read_yaml
 from policies.rules import ALL_RULES, rule_ids
 from policies.rules.base import Enforcement, RuleParams
+from policies.rules.params import aliases
 
 ALL_KEY: Final = "all"
 LEVEL_KEY: Final = "enforcementLevel"
@@ -75,6 +61,12 @@ REQUIRE_BASELINE_KEY: Final = "requireBaseline"  # the pack's fail-closed switch
 WAIVER_POLICY: Final = "gpupool-waiver"
 EXPIRY_WARNING_KEY: Final = "expiryWarningDays"
 _LEVELS: Final = ", ".join(e.value for e in Enforcement)
+DEFAULT_EXPIRY_WARNING_DAYS: Final = 14
+
+if TYPE_CHECKING:  # pydantic: imported only to read a config or a waivers file
+    from pydantic import ValidationError
+
+    from policies.waiver_file import Waiver
 
 
 @dataclass(frozen=True)
@@ -82,74 +74,6 @@ class PolicySettings:
     enforcement: Enforcement
     params: RuleParams
     baseline: str | None = None  # kept for the CrossGuard pack; gpupool check ignores it
-
-
-class Waiver(BaseModel):
-    """One exception: a policy, a resource pattern, and who answers for it until when."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-    id: str = Field(min_length=1)
-    policy: StrictStr = Field(min_length=1)
-    resource: StrictStr = Field(min_length=1)
-    owner: StrictStr | None = None
-    reason: StrictStr | None = None
-    expires: date | None = None  # the last day the waiver applies (inclusive)
-    allow_wildcard: StrictBool = Field(default=False, alias="allowWildcard")
-
-    @field_validator("id", mode="before")
-    @classmethod
-    def _id_text(cls, value: Any) -> Any:
-        """``id: 7`` is as good an id as ``id: "7"``; booleans and floats are not ids."""
-        return str(value) if type(value) is int else value
-
-    @field_validator("expires", mode="before")
-    @classmethod
-    def _a_date(cls, value: Any) -> Any:
-        """A calendar date, never a number (pydantic would read 0 as 1970-01-01) nor a time."""
-        if value is None or type(value) is date:
-            return value
-        if isinstance(value, str) and _ISO_DATE.fullmatch(value.strip()):
-            return value.strip()
-        raise ValueError(_DATE_EXPECTED)
-
-    @property
-    def wildcard(self) -> bool:
-        """Does the pattern match every resource (``*``, ``**``)?"""
-        return set(self.resource) == {"*"}
-
-    def problems(self, today: date) -> list[str]:
-        """Why this waiver waives nothing (empty when it is active)."""
-        out = [f"no {k}" for k in ("owner", "reason", "expires")
-               if not str(getattr(self, k) or "").strip()]
-        if self.expires is not None and self.expires < today:
-            out.append(f"expired: its last day was {self.expires.isoformat()} "
-                       "(the expiry day is included)")
-        return out
-
-    def matches(self, policy: str, address: str) -> bool:
-        """fnmatch glob (``*``, ``?``) on the address, with brackets taken literally: in
-        Terraform addresses they are instance keys (``aws_instance.gpu[*]`` matches every
-        instance), never character classes."""
-        if policy != self.policy:
-            return False
-        return address == self.resource or fnmatchcase(address, _literal_brackets(self.resource))
-
-
-_ISO_DATE: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
-_DATE_EXPECTED: Final = "expected a date YYYY-MM-DD (the last day the waiver applies)"
-DEFAULT_EXPIRY_WARNING_DAYS: Final = 14
-
-
-def _literal_brackets(pattern: str) -> str:
-    return "".join("[[]" if ch == "[" else "[]]" if ch == "]" else ch for ch in pattern)
-
-
-class _WaiverFile(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    waivers: list[Waiver]
-    expiry_warning_days: StrictInt = Field(default=DEFAULT_EXPIRY_WARNING_DAYS, ge=0, le=3650,
-                                           alias="expiryWarningDays")
 
 
 @dataclass(frozen=True)
@@ -184,6 +108,10 @@ def load_settings(config_path: str | None, waivers_path: str | None) -> Settings
 
     Raises :class:`InputError` with one line per problem, each naming the file and the key.
     """
+    if config_path is None and waivers_path is None:
+        return Settings.default()  # nothing to read: neither yaml nor pydantic is imported
+    from gpupool.yamlio import read_yaml
+
     settings = Settings.default() if config_path is None else parse_config(
         read_yaml(config_path), config_path)
     if waivers_path is None:
@@ -203,6 +131,8 @@ def _level(value: Any, path: str, key: str, problems: list[str]) -> Enforcement 
 
 def parse_config(doc: Any, path: str) -> Settings:
     """Validate a policy config document (Pulumi ``--policy-pack-config`` shape)."""
+    from pydantic import ValidationError
+
     if doc is None:
         doc = {}
     if not isinstance(doc, Mapping):
@@ -269,7 +199,7 @@ def parse_config(doc: Any, path: str) -> Settings:
 
 def _param_problems(err: ValidationError, path: str, rid: str,
                     model: type[RuleParams]) -> list[str]:
-    known = ", ".join([LEVEL_KEY] + [f.alias or n for n, f in model.model_fields.items()])
+    known = ", ".join([LEVEL_KEY, *aliases(model)])
     out = []
     for e in err.errors(include_url=False):
         key = ".".join(str(p) for p in e["loc"])
@@ -288,52 +218,16 @@ def parse_waivers(doc: Any, path: str) -> tuple[Waiver, ...]:
 
 
 def parse_waiver_file(doc: Any, path: str) -> tuple[tuple[Waiver, ...], int]:
-    """The waivers of a document and its ``expiryWarningDays``; InputError on bad input."""
-    if doc is None:
-        return (), DEFAULT_EXPIRY_WARNING_DAYS
-    if not isinstance(doc, Mapping) or "waivers" not in doc:
-        raise InputError(f"{path}: expected a mapping with a 'waivers' list")
-    try:
-        parsed = _WaiverFile.model_validate(doc)
-    except ValidationError as e:
-        raise InputError([_waiver_problem(path, err) for err in e.errors(include_url=False)]
-                         ) from None
-    problems: list[str] = []
-    seen: set[str] = set()
-    known = rule_ids()
-    for i, w in enumerate(parsed.waivers):
-        if w.id in seen:
-            problems.append(f"{path}: waivers[{i}].id: duplicate waiver id {w.id!r}")
-        seen.add(w.id)
-        if w.wildcard and not w.allow_wildcard:
-            problems.append(f"{path}: waivers[{i}].resource: {w.resource!r} waives {w.policy} "
-                            "on every resource; expected a narrower pattern, or "
-                            "allowWildcard: true to mean it")
-        if w.policy not in known:
-            problems.append(f"{path}: waivers[{i}].policy: unknown policy ID {w.policy!r}"
-                            f"{did_you_mean(w.policy, known)} (known: {', '.join(known)})")
-    if problems:
-        raise InputError(problems)
-    return tuple(parsed.waivers), parsed.expiry_warning_days
+    """The waivers of a document and its ``expiryWarningDays``; InputError on bad input.
+    (:mod:`policies.waiver_file`: pydantic, imported only when there are waivers to read.)"""
+    from policies.waiver_file import parse_waiver_file as parse
+
+    return parse(doc, path)
 
 
-def _waiver_problem(path: str, e: Mapping[str, Any]) -> str:
-    loc = e["loc"]
-    key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
-    kind = e["type"]
-    if kind == "missing":
-        return f"{path}: {key}: required key is missing"
-    got = quote(e.get("input"))
-    if kind == "extra_forbidden":
-        if len(loc) == 1:
-            return f"{path}: {key}: unknown key (expected waivers, {EXPIRY_WARNING_KEY})"
-        return (f"{path}: {key}: unknown key (expected id, policy, resource, owner, reason, "
-                "expires, allowWildcard)")
-    if kind.startswith("date") or loc[-1] == "expires":
-        return f"{path}: {key}: {_DATE_EXPECTED}, got {got}"
-    if kind in ("string_type", "string_too_short"):
-        return f"{path}: {key}: expected a non-empty string, got {got}"
-    if kind == "bool_type":
-        return f"{path}: {key}: expected true or false, got {got}"
-    msg = str(e["msg"]).removeprefix("Value error, ")
-    return f"{path}: {key}: {msg}, got {got}"
+def __getattr__(name: str) -> Any:  # ``from policies.settings import Waiver`` still works
+    if name == "Waiver":
+        from policies.waiver_file import Waiver
+
+        return Waiver
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,10 +18,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import date
+from typing import TYPE_CHECKING
 
 from policies.result import Violation
 from policies.rules.base import Enforcement
-from policies.settings import WAIVER_POLICY, Settings, Waiver
+from policies.settings import WAIVER_POLICY, Settings
+
+if TYPE_CHECKING:
+    from policies.waiver_file import Waiver
 
 
 def _finding(settings: Settings, w: Waiver, enforcement: Enforcement, message: str) -> Violation:

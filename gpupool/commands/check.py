@@ -200,12 +200,13 @@ def with_teams(settings: Settings, path: str) -> Settings:
     """``--teams FILE``: the teams file team-gpu-quota judges by (it wins over the config's)."""
     from gpupool.teams import load_teams
     from policies.rules import get_rule
+    from policies.rules.params import dump
     from policies.rules.team_gpu_quota import params_with_file
 
     load_teams(path)  # every problem of the file, one line each, before the params see it
     rule_id = get_rule("team-gpu-quota").meta.id
     current = settings.policies[rule_id]
-    raw = current.params.model_dump(by_alias=True, exclude_defaults=True)
+    raw = dump(current.params, exclude_defaults=True)
     params = get_rule(rule_id).parse_params(params_with_file(raw, path))
     return replace(settings, policies={**settings.policies,
                                        rule_id: replace(current, params=params)})
@@ -216,11 +217,12 @@ def with_utilisation(settings: Settings, path: str) -> Settings:
     the config's utilisationSnapshot)."""
     from gpupool.debt.snapshot import read_snapshot
     from policies.rules import get_rule
+    from policies.rules.params import dump
 
     read_snapshot(path)  # every problem of the file, one line each, before the params see it
     rule = get_rule("gpu-capacity-vs-utilisation")
     current = settings.policies[rule.meta.id]
-    raw = current.params.model_dump(by_alias=True, exclude_defaults=True)
+    raw = dump(current.params, exclude_defaults=True)
     params = rule.parse_params({**raw, "utilisationSnapshot": str(Path(path).resolve())})
     return replace(settings, policies={**settings.policies,
                                        rule.meta.id: replace(current, params=params)})

@@ -17,9 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from policies.rules.base import Rule
+from policies.rules.param_schema import json_schema, validate
+from policies.rules.params import RuleParams, dump
 from policies.settings import BASELINE_KEY, REQUIRE_BASELINE_KEY
 
 BASELINE_SCHEMA: Final[dict[str, Any]] = {
@@ -52,14 +54,14 @@ class RuleConfigError(ValueError):
 
 @dataclass(frozen=True)
 class RuleConfig:
-    params: BaseModel
+    params: RuleParams
     baseline: str | None = None
     require_baseline: bool = False
 
 
 def config_properties(rule: Rule) -> dict[str, dict[str, Any]]:
     """JSON-schema properties of the rule's config: one per param (camelCase), ``$ref`` inlined."""
-    schema = rule.meta.params.model_json_schema(by_alias=True, mode="validation")
+    schema = json_schema(rule.meta.params, mode="validation")
     defs = schema.get("$defs", {})
     defaults = _defaults(rule.meta.params)
     props: dict[str, dict[str, Any]] = {}
@@ -75,11 +77,11 @@ def config_properties(rule: Rule) -> dict[str, dict[str, Any]]:
     return props
 
 
-def _defaults(model: type[BaseModel]) -> dict[str, Any]:
+def _defaults(model: type[RuleParams]) -> dict[str, Any]:
     """Every default, factories included, as JSON: what the CLI shows and fills in."""
     try:
-        return model().model_dump(by_alias=True, mode="json")
-    except ValidationError:  # a model with required params has no complete default
+        return dump(model(), mode="json")
+    except (TypeError, ValueError):  # a model with required params has no complete default
         return {}
 
 
@@ -147,7 +149,7 @@ class ConfigParser:
                     f"{policy}: {REQUIRE_BASELINE_KEY}: expected true or false (got {value!r})"
                 )
         try:
-            params = self.rule.meta.params.model_validate(raw)
+            params = validate(self.rule.meta.params, raw)
         except ValidationError as e:
             problems.extend(_format(policy, e))
         if problems:

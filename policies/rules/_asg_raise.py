@@ -6,14 +6,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpupool.catalog import Catalog, InstanceType
 from gpupool.catalog.model import HOURS_PER_MONTH
-from gpupool.debt.snapshot import SnapshotPool
 from policies.facts import PlanIndex, number, text
 from policies.model import UNKNOWN, ChangeKind, ResourceChange
 from policies.rules._common import prop, usd
+
+if TYPE_CHECKING:  # pydantic models, read only when a snapshot is given
+    from gpupool.debt.snapshot import SnapshotPool
 
 SIZES = ("min_size", "desired_capacity", "max_size")
 _AUTONAME = re.compile(r"^(?P<base>.+)-[0-9a-f]{7}$")  # Pulumi autonaming: <name>-<7 hex>

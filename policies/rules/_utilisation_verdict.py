@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from fnmatch import fnmatchcase
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from gpupool.debt.snapshot import Snapshot, SnapshotPool
 from policies.rules._common import cannot_verify
 from policies.rules.base import Finding
+
+if TYPE_CHECKING:  # pydantic models, read only when a snapshot is given
+    from gpupool.debt.snapshot import Snapshot, SnapshotPool
 
 
 class Thresholds(Protocol):

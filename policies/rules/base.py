@@ -1,7 +1,8 @@
 """What a rule is: metadata, parameters, examples, and a check over normalised changes.
 
 One rule module per policy ID. Each module defines a :class:`Rule` subclass with its
-:class:`RuleMeta`, its parameter model (pydantic, with defaults) and its allowed and denied
+:class:`RuleMeta`, its parameters (a frozen dataclass with defaults, validated by pydantic
+only when configured: :mod:`policies.rules.params`) and its allowed and denied
 :class:`Example` s. The engine, the CrossGuard pack, the tests and the docs all read the same
 objects, so nothing about a rule is written twice.
 
@@ -16,12 +17,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from functools import cached_property
 from typing import Any, ClassVar, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
 
 from gpupool.catalog import Catalog
 from policies.facts import PlanIndex
@@ -33,33 +30,7 @@ from policies.model import (
     normalise_inputs,
     resource_kind,
 )
-
-
-class Enforcement(StrEnum):
-    MANDATORY = "mandatory"
-    ADVISORY = "advisory"
-    DISABLED = "disabled"
-
-
-class RuleParams(BaseModel):
-    """Parameters every rule takes; rule modules subclass this with their own.
-
-    Field names are snake_case in Python and camelCase in configuration (the aliases), exactly
-    as Pulumi's ``--policy-pack-config`` spells them, so one config file serves both tools.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
-    )
-
-    unknown_enforcement: Literal[Enforcement.MANDATORY, Enforcement.ADVISORY] = Field(
-        default=Enforcement.ADVISORY,
-        description=(
-            "Level at which 'cannot verify' findings (values unknown until apply) are reported; "
-            "never stricter than the policy's own enforcement. They are never a silent pass."
-        ),
-    )
-
+from policies.rules.params import Enforcement, RuleParams
 
 NoParams = RuleParams  # a rule without parameters of its own still takes unknownEnforcement
 
@@ -182,8 +153,14 @@ class Rule(ABC):
     examples: ClassVar[Sequence[Example]]
 
     def parse_params(self, raw: Mapping[str, Any] | None = None) -> RuleParams:
-        """Validate camelCase (or snake_case) parameters; raises pydantic.ValidationError."""
-        return self.meta.params.model_validate(dict(raw or {}))
+        """Validate camelCase (or snake_case) parameters; raises pydantic.ValidationError.
+        With nothing given, the defaults: pydantic is not imported (the tests validate every
+        rule's defaults, tests/policies/rules/test_params.py)."""
+        if not raw:
+            return self.meta.params()
+        from policies.rules.param_schema import validate
+
+        return validate(self.meta.params, raw)
 
     def run(
         self,

@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
-
-from pydantic import Field, model_validator
+from typing import TYPE_CHECKING, Any
 
 from gpupool.catalog import Catalog
-from gpupool.debt.snapshot import CACHE, Snapshot, SnapshotPool, parse_snapshot
 from gpupool.errors import InputError
 from policies.facts import PlanIndex, text
 from policies.model import ChangeKind, ResourceChange, ResourceKind
@@ -40,40 +38,42 @@ from policies.rules.base import (
     RuleMeta,
     RuleParams,
 )
+from policies.rules.params import param
+
+if TYPE_CHECKING:  # pydantic models, imported by load() only when a snapshot is given
+    from gpupool.debt.snapshot import Snapshot, SnapshotPool
 
 _SKIPPED = (ChangeKind.DELETE, ChangeKind.READ, ChangeKind.NOOP)
 
 
+@dataclass(frozen=True)
 class Params(RuleParams):
-    threshold: float = Field(
+    threshold: float = param(
         default=40, ge=0, le=100,
         description="Utilisation (%) below which raising a pool's capacity is denied.")
-    thresholds: dict[str, float] = Field(
+    thresholds: dict[str, float] = param(  # noqa: RUF009 (a field, as dataclasses.field)
         default_factory=dict,
         description=(
             "Per-pool thresholds: glob pattern on the pool's name → %, first match wins "
             "(e.g. {\"prod-training-*\": 60, \"*-batch-*\": 20})."))
-    utilisation_snapshot: str | dict[str, Any] | None = Field(
+    utilisation_snapshot: str | dict[str, Any] | None = param(  # noqa: RUF009 (a field, as dataclasses.field)
         default=None,
         description=(
             "The measurements: a path to `gpupool debt --format json` output (relative paths "
             "from the working directory; for the pack, the policy pack's directory), or the "
             "document itself. `gpupool check --utilisation FILE` sets it."))
-    max_snapshot_age_hours: float = Field(
+    max_snapshot_age_hours: float = param(
         default=48, ge=0,
         description=(
             "A snapshot older than this cannot vouch for a pool ('cannot verify'); 0 checks no "
             "age."))
 
-    @model_validator(mode="after")
-    def _readable(self) -> Params:
-        """A snapshot that cannot be read is bad config: `gpupool check` exits 2 and the
-        pack's Configure refuses it, before anything is judged."""
+    def __post_init__(self) -> None:
+        """An unreadable snapshot is bad config (check exits 2, the pack's Configure refuses)."""
         try:
             load(self)
         except InputError as e:
             raise ValueError("; ".join(e.problems)) from None
-        return self
 
 
 def load(params: Params) -> Snapshot | None:
@@ -81,6 +81,7 @@ def load(params: Params) -> Snapshot | None:
     given = params.utilisation_snapshot
     if given is None or given == "":
         return None
+    from gpupool.debt.snapshot import CACHE, parse_snapshot  # pydantic: only with a snapshot
     if isinstance(given, dict):
         return parse_snapshot(given, "utilisationSnapshot (inline)")
     return CACHE.load(os.path.expandvars(os.path.expanduser(given)))

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-
-from pydantic import Field
+from dataclasses import dataclass
 
 from policies.facts import (
     Tags,
@@ -23,10 +22,12 @@ from policies.rules.base import (
     RuleMeta,
     RuleParams,
 )
+from policies.rules.params import param
 
 
+@dataclass(frozen=True)
 class Params(RuleParams):
-    required_tags: list[str] = Field(
+    required_tags: list[str] = param(  # noqa: RUF009 (a field, as dataclasses.field)
         default_factory=lambda: ["team", "cost-center", "environment"],
         min_length=1,
         description="Tag keys every GPU resource carries (with a non-empty value).",

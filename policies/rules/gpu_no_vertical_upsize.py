@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-
-from pydantic import Field
+from dataclasses import dataclass
 
 from gpupool.catalog import Catalog
 from gpupool.catalog.model import HOURS_PER_MONTH, GpuChange
@@ -36,10 +35,12 @@ from policies.rules.base import (
     RuleMeta,
     RuleParams,
 )
+from policies.rules.params import param
 
 
+@dataclass(frozen=True)
 class Params(RuleParams):
-    allow_gpu_packing: bool = Field(
+    allow_gpu_packing: bool = param(
         default=False,
         description=(
             "Allow a change to a size with more GPUs of the same model in one host (e.g. "

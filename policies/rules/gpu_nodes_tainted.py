@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
-
-from pydantic import Field
 
 from policies.facts import k8s
 from policies.facts.values import blocks, inputs_of, is_map
@@ -21,14 +20,16 @@ from policies.rules.base import (
     RuleMeta,
     RuleParams,
 )
+from policies.rules.params import param
 
 _EFFECTS = {"NoSchedule", "NoExecute"}
 _EKS_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute",
                 "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
 
 
+@dataclass(frozen=True)
 class Params(RuleParams):
-    taint_keys: tuple[str, ...] = Field(
+    taint_keys: tuple[str, ...] = param(
         default=(GPU_TAINT,), min_length=1,
         description=("Taint keys that keep CPU-only pods off GPU nodes (any one, with effect "
                      "NoSchedule or NoExecute); add amd.com/gpu for AMD pools."))

@@ -9,8 +9,7 @@ or by reference.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-
-from pydantic import Field, model_validator
+from dataclasses import dataclass
 
 from policies.facts import PlanIndex, number
 from policies.model import ResourceChange, ResourceKind
@@ -25,19 +24,21 @@ from policies.rules.base import (
     RuleMeta,
     RuleParams,
 )
+from policies.rules.params import param
 
 
+@dataclass(frozen=True)
 class Params(RuleParams):
-    metric_names: list[str] = Field(
+    metric_names: list[str] = param(  # noqa: RUF009 (a field, as dataclasses.field)
         default_factory=lambda: ["nvidia_smi_utilization_gpu"],
         description="Metric names that measure GPU utilisation (CloudWatch agent nvidia_gpu).",
     )
-    namespaces: list[str] = Field(
+    namespaces: list[str] = param(  # noqa: RUF009 (a field, as dataclasses.field)
         default_factory=lambda: ["CWAgent"], description="Namespaces those metrics live in."
     )
-    min_target: float = Field(default=40, ge=0, le=100, description="Lowest target, in %.")
-    max_target: float = Field(default=90, ge=0, le=100, description="Highest target, in %.")
-    require_group_dimension: bool = Field(
+    min_target: float = param(default=40, ge=0, le=100, description="Lowest target, in %.")
+    max_target: float = param(default=90, ge=0, le=100, description="Highest target, in %.")
+    require_group_dimension: bool = param(
         default=True,
         description=(
             "The metric must carry the AutoScalingGroupName dimension of the group it scales: "
@@ -45,11 +46,9 @@ class Params(RuleParams):
         ),
     )
 
-    @model_validator(mode="after")
-    def _ordered(self) -> Params:
+    def __post_init__(self) -> None:
         if self.min_target > self.max_target:
             raise ValueError("minTarget must not exceed maxTarget")
-        return self
 
 
 class GpuPoolScalesOnUtilisation(Rule):

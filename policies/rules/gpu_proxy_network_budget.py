@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-
-from pydantic import Field
+from dataclasses import dataclass
 
 from gpupool.catalog import Catalog, InstanceType
 from gpupool.catalog.network import (
@@ -45,17 +44,19 @@ from policies.rules.base import (
     RuleMeta,
     RuleParams,
 )
+from policies.rules.params import param
 
 
+@dataclass(frozen=True)
 class Params(RuleParams):
-    tcp_rtt_floor_us: float = Field(
+    tcp_rtt_floor_us: float = param(
         default=DEFAULT_RTT_FLOOR_US[NetworkKind.TCP], gt=0,
         description="Least round trip (µs) TCP over ENA in a cluster placement group reaches.")
-    ena_express_rtt_floor_us: float = Field(
+    ena_express_rtt_floor_us: float = param(
         default=DEFAULT_RTT_FLOOR_US[NetworkKind.ENA_EXPRESS], gt=0,
         description="Least round trip (µs) with ENA Express (it cuts tail latency, not the "
                     "median).")
-    efa_rtt_floor_us: float = Field(
+    efa_rtt_floor_us: float = param(
         default=DEFAULT_RTT_FLOOR_US[NetworkKind.EFA], gt=0,
         description="Least round trip (µs) over EFA (OS bypass).")
 

@@ -4,8 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-
-from pydantic import Field
+from dataclasses import dataclass
 
 from gpupool.catalog import Catalog
 from policies.facts.requirements import Selection
@@ -28,16 +27,18 @@ from policies.rules.base import (
     RuleMeta,
     RuleParams,
 )
+from policies.rules.params import param
 
 _EPSILON = 1e-9  # prices are recorded to 1e-6; equal per-GPU prices must compare equal
 
 
+@dataclass(frozen=True)
 class Params(RuleParams):
-    allowed_instance_types: list[str] = Field(
+    allowed_instance_types: list[str] = param(  # noqa: RUF009 (a field, as dataclasses.field)
         default_factory=list,
         description="GPU instance types allowed whatever their size (e.g. p5.48xlarge for EFA).",
     )
-    max_per_gpu_premium_pct: float = Field(
+    max_per_gpu_premium_pct: float = param(
         default=0.0,
         ge=0,
         description=(

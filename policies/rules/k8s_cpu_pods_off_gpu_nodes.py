@@ -4,9 +4,8 @@ for a GPU."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
-
-from pydantic import Field
 
 from policies.facts import k8s
 from policies.facts.k8s.placement import Placement, placement
@@ -22,13 +21,15 @@ from policies.rules.base import (
     RuleMeta,
     RuleParams,
 )
+from policies.rules.params import param
 
 
+@dataclass(frozen=True)
 class Params(RuleParams):
-    taint_keys: tuple[str, ...] = Field(
+    taint_keys: tuple[str, ...] = param(
         default=(GPU_TAINT,), min_length=1,
         description="The GPU nodes' taint keys (as gpu-nodes-tainted).")
-    allow_node_agents: bool = Field(
+    allow_node_agents: bool = param(
         default=True,
         description=("Let per-node agents (DaemonSets: the device plugin, DCGM exporter, log "
                      "and network agents) run on GPU nodes without a GPU: Karpenter and the "

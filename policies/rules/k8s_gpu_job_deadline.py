@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
-
-from pydantic import Field
 
 from policies.facts import k8s
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
@@ -20,12 +19,14 @@ from policies.rules.base import (
     RuleMeta,
     RuleParams,
 )
+from policies.rules.params import param
 
 _DAY = 86_400
 
 
+@dataclass(frozen=True)
 class Params(RuleParams):
-    max_deadline_seconds: int | None = Field(
+    max_deadline_seconds: int | None = param(
         default=30 * _DAY, ge=60,
         description=("The longest deadline allowed, in seconds (default 30 days, the kit's own "
                      "limit); null: any deadline will do."))

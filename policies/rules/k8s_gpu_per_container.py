@@ -4,9 +4,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
-
-from pydantic import Field
 
 from policies.facts import k8s
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
@@ -20,19 +19,21 @@ from policies.rules.base import (
     RuleMeta,
     RuleParams,
 )
+from policies.rules.params import param
 
 
+@dataclass(frozen=True)
 class Params(RuleParams):
-    max_gpus_per_container: int = Field(
+    max_gpus_per_container: int = param(
         default=1, ge=1, description="GPUs one container may ask for (limits, else requests).")
-    multi_gpu_namespaces: list[str] = Field(
+    multi_gpu_namespaces: list[str] = param(  # noqa: RUF009 (a field, as dataclasses.field)
         default_factory=list,
         description="Namespaces allowed up to multiGpuMax per container (multi-GPU training).")
-    multi_gpu_labels: dict[str, str] = Field(
+    multi_gpu_labels: dict[str, str] = param(  # noqa: RUF009 (a field, as dataclasses.field)
         default_factory=dict,
         description=("Labels that allow a workload up to multiGpuMax per container (all must be "
                      "on the object or its pod template), e.g. {gpupool.io/multi-gpu: \"true\"}."))
-    multi_gpu_max: int = Field(
+    multi_gpu_max: int = param(
         default=8, ge=1, description="The per-container maximum where multi-GPU is allowed.")
 
 

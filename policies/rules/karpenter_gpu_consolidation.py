@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
-
-from pydantic import Field
 
 from policies.facts import k8s
 from policies.facts.k8s.objects import K8sObject
@@ -23,6 +22,7 @@ from policies.rules.base import (
     RuleMeta,
     RuleParams,
 )
+from policies.rules.params import param
 
 _POLICIES = {"v1": ("WhenEmpty", "WhenEmptyOrUnderutilized"),
              "v1beta1": ("WhenEmpty", "WhenUnderutilized")}
@@ -31,8 +31,9 @@ _UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, 
 _PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|us|µs|ns|m|s)")
 
 
+@dataclass(frozen=True)
 class Params(RuleParams):
-    max_consolidate_after_seconds: int = Field(
+    max_consolidate_after_seconds: int = param(
         default=1800, ge=0,
         description=("The longest an empty GPU node may wait before Karpenter removes it "
                      "(disruption.consolidateAfter; Provisioner ttlSecondsAfterEmpty), in "

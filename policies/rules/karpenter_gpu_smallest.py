@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
-
-from pydantic import Field
 
 from gpupool.catalog import Catalog, InstanceType
 from policies.facts import k8s
@@ -23,14 +22,16 @@ from policies.rules.base import (
     RuleMeta,
     RuleParams,
 )
+from policies.rules.params import param
 
 _EPSILON = 1e-9
 _CATEGORY = re.compile(r"^([a-z]+)(\d+)")
 ARCH = {"x86_64": "amd64", "arm64": "arm64"}
 
 
+@dataclass(frozen=True)
 class Params(RuleParams):
-    max_per_gpu_premium_pct: float = Field(
+    max_per_gpu_premium_pct: float = param(
         default=0.0, ge=0,
         description=("How much more per GPU-hour than the smallest size an allowed type may "
                      "cost, in percent (as gpu-smallest-instance)."))

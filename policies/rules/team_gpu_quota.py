@@ -7,8 +7,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field, model_validator
-
 from gpupool.catalog.model import HOURS_PER_MONTH
 from gpupool.errors import InputError
 from policies.facts import Capacity, gpu_capacity, tag_value
@@ -23,6 +21,7 @@ from policies.rules.base import (
     RuleMeta,
     RuleParams,
 )
+from policies.rules.params import param
 
 if TYPE_CHECKING:  # the teams models import the stack config's; read only when teams are given
     from gpupool.teams import Team, Teams
@@ -32,8 +31,9 @@ KINDS = frozenset({ResourceKind.INSTANCE, ResourceKind.AUTOSCALING_GROUP,
 INLINE = "policy config"
 
 
+@dataclass(frozen=True)
 class Params(RuleParams):
-    teams_file: str | None = Field(
+    teams_file: str | None = param(
         default=None,
         description=(
             "Path of the teams file (stacks/teams.yaml: owners, costCenter, allowedGpus, "
@@ -42,24 +42,22 @@ class Params(RuleParams):
             "for the CrossGuard pack; ~ and $VARS are expanded. Without teamsFile or teams the "
             "policy judges nothing."),
     )
-    teams: dict[str, Any] | None = Field(
+    teams: dict[str, Any] | None = param(  # noqa: RUF009 (a field, as dataclasses.field)
         default=None,
         description="The teams inline, in the shape of the teams file's `teams` mapping.",
     )
-    team_tag: str = Field(default="team", min_length=1,
+    team_tag: str = param(default="team", min_length=1,
                           description="Tag whose value names the team (teams file key).")
-    environment_tag: str = Field(default="environment", min_length=1,
+    environment_tag: str = param(default="environment", min_length=1,
                                  description="Tag whose value names the environment.")
 
-    @model_validator(mode="after")
-    def _readable(self) -> Params:
+    def __post_init__(self) -> None:
         if self.teams_file and self.teams is not None:
             raise ValueError("expected teamsFile or teams, not both")
         try:
             load(self)
         except InputError as e:
             raise ValueError("; ".join(e.problems)) from None
-        return self
 
 
 def load(params: Params) -> Teams | None:

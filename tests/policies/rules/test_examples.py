@@ -7,6 +7,7 @@ import pytest
 from gpupool.catalog import load_catalog
 from policies.rules import ALL_RULES, get_rule
 from policies.rules.base import Example, Rule
+from policies.rules.param_schema import json_schema
 
 CASES = [
     pytest.param(rule, ex, id=f"{rule.meta.id}:{ex.title}")
@@ -52,7 +53,7 @@ def test_rule_ids_are_the_fixed_ones_in_order() -> None:
 
 def test_params_take_camel_case_and_common_unknown_enforcement() -> None:
     for rule in ALL_RULES:
-        schema = rule.meta.params.model_json_schema(by_alias=True)
+        schema = json_schema(rule.meta.params)
         assert "unknownEnforcement" in schema["properties"], rule.meta.id
         assert rule.parse_params().unknown_enforcement == "advisory"
         assert all("_" not in key for key in schema["properties"]), rule.meta.id

@@ -1,0 +1,72 @@
+"""Validating a rule's parameter dataclass, and its JSON schema, by a pydantic model made from
+it (see :mod:`policies.rules.params`).
+
+Imported only to validate a configuration or to write a schema (``--config``, the CrossGuard
+pack's Configure, the docs): a check with defaults never imports pydantic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import MISSING
+from functools import cache
+from typing import Any, Literal, TypeVar, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+
+from policies.rules.params import RuleParams, to_camel
+
+P = TypeVar("P", bound=RuleParams)
+
+_CONFIG = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel,
+                     populate_by_name=True)
+
+
+@cache
+def model_of(cls: type[RuleParams]) -> type[BaseModel]:
+    """A model with the dataclass's fields, defaults and constraints; the dataclass's
+    ``__post_init__`` checks run as its model validator."""
+    hints = get_type_hints(cls, include_extras=True)
+    fields: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        kw = dict(f.metadata)
+        if f.default is not MISSING:
+            kw["default"] = f.default
+        elif f.default_factory is not MISSING:
+            kw["default_factory"] = f.default_factory
+        fields[f.name] = (hints[f.name], Field(**kw))
+
+    def _checked(self: BaseModel) -> BaseModel:
+        to_params(cls, self)  # the dataclass's __post_init__ checks
+        return self
+
+    doc = cls.__doc__
+    if doc is not None and doc.startswith(f"{cls.__name__}("):  # dataclass's own signature
+        doc = None
+    model = create_model(  # type: ignore[call-overload]
+        cls.__name__,
+        __config__=_CONFIG,
+        __doc__=doc,
+        __module__=cls.__module__,
+        __validators__={"_checked": model_validator(mode="after")(_checked)},
+        **fields,
+    )
+    return model  # type: ignore[no-any-return]
+
+
+def to_params(cls: type[RuleParams], model: BaseModel) -> Any:
+    """The dataclass holding a validated model's values."""
+    return cls(**{f.name: getattr(model, f.name) for f in dataclasses.fields(cls)})
+
+
+def validate(cls: type[P], raw: Mapping[str, Any] | None = None) -> P:
+    """Validate camelCase (or snake_case) parameters; raises ``pydantic.ValidationError``."""
+    params: P = to_params(cls, model_of(cls).model_validate(dict(raw or {})))
+    return params
+
+
+def json_schema(cls: type[RuleParams], *, mode: Literal["validation", "serialization"] =
+                "validation") -> dict[str, Any]:
+    """The JSON schema of the parameters as configuration spells them (camelCase)."""
+    return model_of(cls).model_json_schema(by_alias=True, mode=mode)

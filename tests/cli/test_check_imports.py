@@ -1,0 +1,69 @@
+"""What ``gpupool check`` imports, held by counting modules, never by timing (issue 16 item 25).
+
+Start-up dominated a check of 1,000 resources (pydantic models of every rule's parameters, the
+stack config, YAML): bench/check_bench.py measures the time; this test holds what the speed
+comes from. Each case runs the real CLI in a fresh interpreter and lists what it loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cli_support import FIXTURES, PULUMI_UPSIZE, ROOT, TF_UPSIZE
+
+# Never on a check of a plan file without --config/--waivers/--teams/--utilisation.
+NOT_ON_A_PLAN_CHECK = ("pydantic", "pydantic_core", "pulumi", "pulumi_aws", "pulumi_kubernetes",
+                       "pulumi_policy", "rich", "gpupool.config", "gpupool.teams",
+                       "gpupool.debt", "policies.rules.param_schema", "policies.waiver_file")
+
+CHILD = """
+import json, sys
+from gpupool.cli import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def _loaded(*args: str) -> tuple[int, list[str]]:
+    p = subprocess.run([sys.executable, "-c", CHILD, *args], capture_output=True, text=True,
+                       cwd=ROOT, timeout=300, check=False)
+    last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
+    assert last.startswith("{"), p.stdout + p.stderr
+    doc = json.loads(last)
+    return doc["code"], doc["modules"]
+
+
+def _among(modules: list[str], names: tuple[str, ...]) -> list[str]:
+    return [m for m in modules if any(m == n or m.startswith(n + ".") for n in names)]
+
+
+@pytest.mark.parametrize("plan", [TF_UPSIZE, PULUMI_UPSIZE], ids=["terraform", "pulumi"])
+def test_a_plan_check_loads_no_pydantic_or_pulumi(plan: Path, tmp_path: Path) -> None:
+    code, modules = _loaded("check", str(plan), "--format", "json",
+                            "--output", str(tmp_path / "r.json"))
+    assert code == 1  # the fixture's violations were found: the check really ran
+    assert json.loads((tmp_path / "r.json").read_text())["verdict"] == "fail"
+    assert _among(modules, NOT_ON_A_PLAN_CHECK) == []
+
+
+def test_a_config_brings_in_validation(tmp_path: Path) -> None:
+    """The counter-case: the same check with --config validates it with pydantic (so the test
+    above would see pydantic if the default path imported it)."""
+    config = tmp_path / "policy.yaml"
+    config.write_text("gpu-pool-scales-on-utilisation:\n  minTarget: 50\n")
+    code, modules = _loaded("check", str(TF_UPSIZE), "--config", str(config), "--format",
+                            "json", "--output", str(tmp_path / "r.json"))
+    assert code == 1
+    assert "pydantic" in modules and "yaml" in modules
+    assert "policies.rules.param_schema" in modules
+
+
+def test_a_manifest_check_loads_no_pydantic_or_pulumi(tmp_path: Path) -> None:
+    code, modules = _loaded("check", str(FIXTURES / "kubernetes"), "--format", "json",
+                            "--output", str(tmp_path / "r.json"))
+    assert code in (0, 1), code
+    assert _among(modules, NOT_ON_A_PLAN_CHECK) == []
