@@ -22,7 +22,6 @@ import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -30,6 +29,8 @@ import yaml
 
 from gpupool.errors import InputError
 from gpupool.inputs import read_bytes
+from gpupool.yamldoc import YamlDocument
+from gpupool.yamltree import NOT_PLAIN, plain_value
 
 MAX_BYTES: Final = 8 * 1024 * 1024
 MAX_DEPTH: Final = 64
@@ -265,14 +266,6 @@ def compose_yaml(text: str, shown: str) -> yaml.Node | None:
             loader.dispose()  # type: ignore[no-untyped-call]
 
 
-@dataclass(frozen=True, slots=True)
-class YamlDocument:
-    """One document of a multi-document stream: its number, the line it starts on, its value."""
-
-    index: int  # 0-based, in stream order
-    line: int  # 1-based line of the document's first node
-    value: Any
-
 
 # libyaml's parser when PyYAML has it (its composer caps nesting itself); the constructor is
 # SafeConstructor's Python either way, with duplicate keys refused.
@@ -350,7 +343,9 @@ def parse_yaml_documents(text: str, shown: str) -> list[YamlDocument]:
                     raise InputError(
                         f"{shown}: expected at most {MAX_DOCUMENTS:,} YAML documents")
                 _check_bounds(node, shown, anchored)
-                value = loader.construct_document(node)
+                value = NOT_PLAIN if anchored else plain_value(loader, node)
+                if value is NOT_PLAIN:
+                    value = loader.construct_document(node)
                 docs.append(YamlDocument(len(docs), node.start_mark.line + 1, value))
             return docs
         finally:

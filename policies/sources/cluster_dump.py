@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from gpupool.inputs import shown_name
-from gpupool.yamlio import YamlDocument
+from gpupool.yamldoc import YamlDocument
 from policies.model import Plan
 from policies.sources import kubernetes
 from policies.sources.reading import JsonLines, json_type, problem, read_json

@@ -28,13 +28,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from gpupool.errors import InputError
-from gpupool.yamlio import (
-    MAX_BYTES,
-    YamlDocument,
-    decode_text,
-    parse_yaml_documents,
-    read_yaml_documents,
-)
+from gpupool.yamldoc import YamlDocument
 from policies.model import ChangeKind, Plan, ResourceChange, normalise_inputs, resource_kind
 from policies.sources.helm import file_text, unrendered
 from policies.sources.reading import json_type, problem
@@ -85,7 +79,10 @@ def manifest_files(path: Path, shown: str) -> list[tuple[Path, str]]:
 
 
 def read_documents(path: Path, shown: str) -> list[YamlDocument]:
-    """A manifest file's documents (JSON is YAML to this reader, and gets the same bounds)."""
+    """A manifest file's documents (JSON is YAML to this reader, and gets the same bounds).
+    gpupool.yamlio (PyYAML) is imported where YAML is read, so a plan check never loads it."""
+    from gpupool.yamlio import read_yaml_documents
+
     return read_yaml_documents(path, shown)
 
 
@@ -94,6 +91,8 @@ def read_manifests(path: Path, shown: str) -> list[Manifest]:
     try:
         return manifests_of(read_documents(path, shown), shown)
     except InputError:
+        from gpupool.yamlio import MAX_BYTES
+
         text = file_text(path, MAX_BYTES)
         found = unrendered(text, shown) if text is not None else None
         if found is not None:
@@ -104,6 +103,8 @@ def read_manifests(path: Path, shown: str) -> list[Manifest]:
 def parse_documents(raw: bytes, shown: str) -> list[YamlDocument]:
     """The documents of manifests already read (standard input, a FIFO: read only once), with
     the size, encoding and YAML bounds of a file."""
+    from gpupool.yamlio import decode_text, parse_yaml_documents
+
     text = decode_text(raw, shown)
     try:
         docs = parse_yaml_documents(text, shown)
