@@ -11,6 +11,7 @@ RayService, LLMInferenceService, JobSet, and a Katib Experiment (a kind no reade
 
     .venv/bin/python bench/k8s_kinds_bench.py [--manifests 10000] [--rounds 3]
     .venv/bin/python bench/k8s_kinds_bench.py --profile      # cProfile of one in-process check
+    .venv/bin/python bench/k8s_kinds_bench.py --baseline main  # and the code of main, same rounds
 
 Results print and go to ``bench/results/kubernetes-kinds.md``.
 """
@@ -203,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--profile", action="store_true", help="cProfile one check, in process")
     p.add_argument("--output", default=str(HERE / "results" / "kubernetes-kinds.md"))
+    p.add_argument("--baseline", metavar="REF",
+                   help="also time gpupool check of git ref REF in the same rounds")
     args = p.parse_args(argv)
     folder = write_manifests(args.manifests, OUT / f"manifests-kinds-{args.manifests}")
     if args.profile:
@@ -216,12 +219,21 @@ def main(argv: list[str] | None = None) -> int:
                                 stdout=OUT / "k8s-kinds-check.json", timeout=args.timeout,
                                 ok_rc=(0, 1))),
     ]
+    before = Series(f"gpupool check DIR --format json, code of {args.baseline}")
+    if args.baseline:  # as bench/check_bench.py: the ref's tree first on PYTHONPATH
+        import os
+
+        from check_bench import export
+
+        env = {**os.environ, "PYTHONPATH": str(export(args.baseline))}
+        jobs.append((before, lambda: measure([gp, "check", str(folder), "--format", "json"],
+                                             env=env, timeout=args.timeout, ok_rc=(0, 1))))
     machine_line = machine()
     print(f"{args.manifests} manifests in {folder}, {args.rounds} round(s)", file=sys.stderr)
     interleaved(jobs, args.rounds)
     wall0, cpu0 = parse.median("wall") or float("nan"), parse.median("cpu") or float("nan")
     rows = []
-    for s in (parse, check):
+    for s in (parse, check, *([before] if args.baseline else [])):
         wall, cpu, mem = s.median("wall"), s.median("cpu"), s.median("peak_mib")
         rows.append([s.label, f"{wall:.2f} s" if wall else "-", f"{cpu:.2f} s" if cpu else "-",
                      f"{mem:.0f} MiB" if mem else "-",
