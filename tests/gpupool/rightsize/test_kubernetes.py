@@ -178,3 +178,28 @@ def test_no_bound_goes_below_what_the_window_needed(prod: StackEntry, replicas: 
     rs = got.get("teams.research.gpuQuota", (8, 8))[1]
     assert ml >= max(math.ceil(replicas * 1.2), hi[1]) and ml <= 8
     assert rs >= max(math.ceil(eval_gpus * 1.25), 2) or rs == 8  # nightly-eval's parallelism
+
+
+def test_the_remote_gpu_proxy_gets_its_bounds_and_its_team_quota_keeps_them(
+        prod: StackEntry) -> None:
+    import copy
+
+    from gpupool.config.loader import parse_flat_config
+
+    flat = copy.deepcopy(prod.flat)
+    flat["gpupool:kubernetes"][0]["remoteGpu"] = {
+        "team": "research", "image": "registry.example.com/gpu-remoting-server:1.4.2",
+        "minReplicas": 3, "maxReplicas": 8, "targetGpuUtilisation": 60}
+    config, _ = parse_flat_config(flat, "Pulumi.prod.yaml", base_dir=ROOT)
+    entry = StackEntry("prod", "stacks/Pulumi.prod.yaml", config, flat)
+    f = figures()
+    # three proxies all week, each 20 % busy: 0.6 GPUs used
+    f.pods += [pod(RS, f"gpu-proxy-7f9c2-p{i}", [1.0] * N, [0.2] * N) for i in range(3)]
+    f.lines[1] = replace(f.lines[1], timeline=tl([3 + (2 if h % 24 < 2 else 0)
+                                                  for h in range(N)], [0.6] * N))
+    got = changes(run(entry, f, stacks=[entry]))
+    assert got["remoteGpu.minReplicas"] == (3, 2)  # p95 need 0.6 / 0.6 = 1 → + 20 % → 2
+    assert got["remoteGpu.targetGpuUtilisation"] == (60, 70)
+    assert got["remoteGpu.maxReplicas"] == (8, 4)  # peak 3 under half of 8: ⌈3 x 1.25⌉
+    # research: peak 5 GPUs (3 proxies + nightly-eval's 2) is over half of 8: left alone
+    assert "teams.research.gpuQuota" not in got
