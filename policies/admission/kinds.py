@@ -3,11 +3,13 @@
 The API server hands a ValidatingAdmissionPolicy one object of whatever kind it matched. The
 ``roles`` variable this module generates turns it into the shape every rule's CEL reads, the
 same for every kind (as :class:`policies.facts.k8s.Workload` is for the Python rules): a list
-of ``{'name', 'labels', 'spec', 'containers'}`` maps, one per pod template (a Deployment's
+of ``{'name', 'labels', 'spec', 'containers', 'path'}`` maps, one per pod template (a Deployment's
 ``spec.template``, each of a PyTorchJob's replica specs, a RayCluster's head and each worker
 group, a NIMService's ``spec.resources`` as one container). ``containers`` holds the app and
 init containers (and a kind's other container lists: Argo's sidecars, KServe's model specs),
-each a map with ``resources`` as the object has it.
+each a map with ``resources`` as the object has it. ``path`` is where the pod spec is, as the
+PR check names it (``spec.template.spec``, ``spec.tasks[1].template.spec``: an item's index from
+the lists library's ``indexOf``).
 
 Each kind's sources are written in camelCase, as the API server passes the object; every step
 is guarded with ``has()`` so an absent field is an empty list, never an evaluation error.
@@ -47,21 +49,27 @@ def _labels(root: str, path: str) -> str:
     return f"({guard(root, path)} ? {root}.{path} : {{}})"
 
 
-def role(name: str, labels: str, spec: str, containers: str) -> str:
+def role(name: str, labels: str, spec: str, containers: str, path: str) -> str:
     return (f"{{'name': {name}, 'labels': {labels}, 'spec': {spec}, "
-            f"'containers': {containers}}}")
+            f"'containers': {containers}, 'path': {path}}}")
 
 
-def template_role(template: str, name: str) -> str:
-    """A role from the pod template (``{metadata, spec}``) at ``template`` (present)."""
+def template_role(template: str, name: str, path: str) -> str:
+    """A role from the pod template (``{metadata, spec}``) at ``template`` (present), whose
+    pod spec the PR check names ``path`` (a CEL string)."""
     spec = f"{template}.spec"
     return role(name, _labels(template, "metadata.labels"), f"(has({spec}) ? {spec} : {{}})",
-                f"(has({spec}) ? {pod_containers(spec)} : [])")
+                f"(has({spec}) ? {pod_containers(spec)} : [])", path)
 
 
-def spec_role(spec: str, name: str, labels: str = "{}") -> str:
+def spec_role(spec: str, name: str, path: str, labels: str = "{}") -> str:
     """A role from a bare pod spec at ``spec`` (present)."""
-    return role(name, labels, spec, pod_containers(spec))
+    return role(name, labels, spec, pod_containers(spec), path)
+
+
+def _indexed(root: str, path: str, item: str) -> str:
+    """``'spec.tasks[' + index + ']'`` of ``item`` in the list at ``root.path``."""
+    return f"'{path}[' + string({root}.{path}.indexOf({item})) + ']'"
 
 
 @dataclass(frozen=True)
@@ -74,7 +82,8 @@ class At:
 
     def cel(self) -> str:
         at = f"object.{self.path}"
-        made = spec_role(at, repr(self.name)) if self.spec else template_role(at, repr(self.name))
+        made = (spec_role(at, repr(self.name), repr(self.path)) if self.spec
+                else template_role(at, repr(self.name), repr(f"{self.path}.spec")))
         return f"({guard('object', self.path)} ? [{made}] : [])"
 
 
@@ -89,12 +98,14 @@ class Each:
     skip_disabled: bool = False
 
     def cel(self) -> str:
-        name = f"'{self.prefix}' + (has(e.{self.key}) ? string(e.{self.key}) : '#')"
+        name = (f"'{self.prefix}' + (has(e.{self.key}) ? string(e.{self.key}) : "
+                f"'#' + string(object.{self.path}.indexOf(e)))")
         keep = guard("e", self.sub)
+        path = f"{_indexed('object', self.path, 'e')} + '.{self.sub}.spec'"
         if self.skip_disabled:
             keep = f"!(has(e.enabled) && e.enabled == false) && {keep}"
         return (f"({guard('object', self.path)} ? object.{self.path}.filter(e, {keep})"
-                f".map(e, {template_role(f'e.{self.sub}', name)}) : [])")
+                f".map(e, {template_role(f'e.{self.sub}', name, path)}) : [])")
 
 
 @dataclass(frozen=True)
@@ -106,8 +117,9 @@ class Values:
 
     def cel(self) -> str:
         m = f"object.{self.path}"
+        path = f"'{self.path}.' + k + '.{self.sub}.spec'"
         return (f"({guard('object', self.path)} ? {m}.filter(k, {guard(f'{m}[k]', self.sub)})"
-                f".map(k, {template_role(f'{m}[k].{self.sub}', 'k')}) : [])")
+                f".map(k, {template_role(f'{m}[k].{self.sub}', 'k', path)}) : [])")
 
 
 @dataclass(frozen=True)
@@ -117,7 +129,7 @@ class Pod:
     def cel(self) -> str:
         containers = f"(has(object.spec) ? {pod_containers('object.spec')} : [])"
         made = role("''", _labels("object", "metadata.labels"),
-                    "(has(object.spec) ? object.spec : {})", containers)
+                    "(has(object.spec) ? object.spec : {})", containers, "'spec'")
         return f"[{made}]"
 
 
@@ -135,13 +147,15 @@ class Resources:
         if self.each:
             one = role("'service ' + (has(e.name) ? e.name : '#')",
                        _labels("e", "spec.labels"), "{}",
-                       f"[{{'name': '{self.container}', 'resources': e.{self.path}}}]")
+                       f"[{{'name': '{self.container}', 'resources': e.{self.path}}}]",
+                       f"{_indexed('object', self.each, 'e')} + '.{self.path}'")
             keep = f"has(e.enabled) && e.enabled == true && {guard('e', self.path)}"
             return (f"({guard('object', self.each)} ? object.{self.each}.filter(e, {keep})"
                     f".map(e, {one}) : [])")
         labels = _labels("object", self.labels) if self.labels else "{}"
         one = role("''", labels, "{}",
-                   f"[{{'name': '{self.container}', 'resources': object.{self.path}}}]")
+                   f"[{{'name': '{self.container}', 'resources': object.{self.path}}}]",
+                   repr(self.path))
         return f"({guard('object', self.path)} ? [{one}] : [])"
 
 
@@ -153,18 +167,19 @@ class Argo:
     base: str
 
     def cel(self) -> str:
-        def one(t: str, name: str) -> str:
+        def one(t: str, name: str, path: str) -> str:
             containers = " + ".join((_opt_one(t, "container"), _opt_one(t, "script"),
                                      _opt_list(t, "containerSet.containers"),
                                      _opt_list(t, "sidecars"), _opt_list(t, "initContainers")))
-            return role(name, _labels(t, "metadata.labels"), t, containers)
+            return role(name, _labels(t, "metadata.labels"), t, containers, path)
         b = f"object.{self.base}"
         named = "'template ' + (has(e.name) ? e.name : '#')"
         defaults = f"{b}.templateDefaults"
+        at = repr(f"{self.base}.templateDefaults")
         return (f"({guard('object', f'{self.base}.templateDefaults')} ? "
-                f"[{one(defaults, repr('template defaults'))}] : []) + "
-                f"({guard('object', f'{self.base}.templates')} ? {b}.templates.map(e, "
-                f"{one('e', named)}) : [])")
+                f"[{one(defaults, repr('template defaults'), at)}]"
+                f" : []) + ({guard('object', f'{self.base}.templates')} ? {b}.templates.map(e, "
+                f"{one('e', named, _indexed('object', f'{self.base}.templates', 'e'))}) : [])")
 
 
 _MODEL_SPECS: Final = ("model", "sklearn", "xgboost", "tensorflow", "pytorch", "triton", "onnx",
@@ -181,10 +196,11 @@ class KServe:
     def cel(self) -> str:
         c = f"object.spec.{self.component}"
         models = " + ".join(_opt_one(c, m) for m in _MODEL_SPECS)
+        at = f"spec.{self.component}"
         main = role(repr(self.component), _labels(c, "labels"), c,
-                    f"{pod_containers(c)} + {models}")
+                    f"{pod_containers(c)} + {models}", repr(at))
         worker = spec_role(f"{c}.workerSpec", repr(f"{self.component} worker"),
-                           _labels(c, "labels"))
+                           repr(f"{at}.workerSpec"), _labels(c, "labels"))
         return (f"({guard('object', f'spec.{self.component}')} ? [{main}] : []) + "
                 f"({guard('object', f'spec.{self.component}.workerSpec')} ? [{worker}] : [])")
 

@@ -10,6 +10,10 @@ semantics (k8s.io/apiserver/pkg/cel/library/quantity.go; cel-go's ext strings):
   decimal number, then a binary-SI suffix Ki…Ei, a decimal-SI suffix m, k, M…E, or a decimal
   exponent e/E±n); values are exact fractions, as the API server's inf.Dec are.
 - strings: ``<string>.split(separator)``, ``<list>.join(separator)``.
+- lists: ``<list>.indexOf(value)`` (the first index of an equal element, -1 when none).
+- ``duration(string)``: CEL's own, replaced here by Go's ``time.ParseDuration`` grammar, which
+  cel-go (the API server's CEL) uses: cel-python refuses ``0`` and ``µs`` and takes a day
+  unit (``d``) Go does not.
 
 Anything else (lists' ``flatten``, ``cel.bind``, optional types) is avoided in the generated
 CEL rather than implemented.
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 from fractions import Fraction
 from typing import Any, Final
 
@@ -70,6 +75,33 @@ def _as_integer(q: Quantity) -> celtypes.IntType:
     return celtypes.IntType(q.value.numerator)
 
 
+_DURATION: Final = re.compile(
+    r"^[-+]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+$")
+_PART: Final = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
+_NANOS: Final = {"ns": 1, "us": 10**3, "µs": 10**3, "μs": 10**3, "ms": 10**6, "s": 10**9,
+                 "m": 60 * 10**9, "h": 3600 * 10**9}
+
+
+def go_duration(text: Any) -> celtypes.DurationType:
+    """``time.ParseDuration``: ``0``, or signed runs of a decimal number and a unit."""
+    s = str(text)
+    if s in ("0", "+0", "-0"):
+        return celtypes.DurationType(timedelta(0))
+    if not _DURATION.match(s):
+        raise ValueError(f"time: invalid duration {s!r}")
+    nanos = sum((Fraction(n if not n.endswith(".") else n[:-1]) * _NANOS[u]
+                 for n, u in _PART.findall(s)), Fraction(0))
+    nanos = -nanos if s.startswith("-") else nanos
+    return celtypes.DurationType(timedelta(microseconds=float(nanos / 1000)))
+
+
+def _index_of(items: Any, value: Any) -> celtypes.IntType:
+    for i, item in enumerate(items):
+        if item == value:
+            return celtypes.IntType(i)
+    return celtypes.IntType(-1)
+
+
 FUNCTIONS: Final[dict[str, Any]] = {
     "isQuantity": lambda s: celtypes.BoolType(parse(str(s)) is not None),
     "quantity": _q,
@@ -84,4 +116,6 @@ FUNCTIONS: Final[dict[str, Any]] = {
     "split": lambda s, sep: celtypes.ListType([celtypes.StringType(p)
                                                for p in str(s).split(str(sep))]),
     "join": lambda items, sep="": celtypes.StringType(str(sep).join(str(i) for i in items)),
+    "indexOf": _index_of,
+    "duration": go_duration,
 }

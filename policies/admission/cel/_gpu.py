@@ -42,6 +42,18 @@ def whole(v: str) -> str:
     return f"({is_q(v)} && {q(v)}.isInteger() && {q(v)}.sign() >= 0)"
 
 
+def asks_gpu(c: str, g: str) -> str:
+    """Container ``c`` asks for GPU resource ``g``: a count above 0, or one that does not read
+    as a quantity (as the rules' ``asks_gpu``: an unreadable count is never taken as none)."""
+    v = counted(c, g)
+    return f"({asks(c, g)} && (!{is_q(v)} || {q(v)}.sign() > 0))"
+
+
+def role_asks_gpu(r: str) -> str:
+    """A container of role ``r`` (a ``roles`` item) asks for a GPU."""
+    return f"{r}.containers.exists(c, variables.gpus.exists(g, {asks_gpu('c', 'g')}))"
+
+
 def shown(v: str) -> str:
     """A value as the PR check shows it: text quoted ('500m'), numbers bare."""
     return f"(type({v}) == string ? \"'\" + {v} + \"'\" : string({v}))"

@@ -83,3 +83,32 @@ def test_per_container_cel_agrees_with_the_rule(harness: Any, obj: dict[str, Any
 def test_limits_cel_agrees_with_the_rule(harness: Any, obj: dict[str, Any]) -> None:
     same, said = _both(harness, "k8s-gpu-limits", obj, {})
     assert same, said
+
+
+DEADLINES = st.one_of(st.none(), st.sampled_from([60, 3600, 86400, 2592000, 2592001, "3600"]))
+
+
+@st.composite
+def volcano_jobs(draw: Any) -> dict[str, Any]:
+    """Volcano Jobs whose tasks each may ask for a GPU and may set their own deadline."""
+    tasks = []
+    for i in range(draw(st.integers(1, 3))):
+        pod: dict[str, Any] = {"containers": [draw(containers())]}
+        deadline = draw(DEADLINES)
+        if deadline is not None:
+            pod["activeDeadlineSeconds"] = deadline
+        task: dict[str, Any] = {"replicas": 1, "template": {"spec": pod}}
+        if draw(st.booleans()):
+            task["name"] = f"t{i}"
+        tasks.append(task)
+    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+            "metadata": {"name": "mpi", "namespace": "ml"}, "spec": {"tasks": tasks}}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(obj=volcano_jobs(), limit=st.sampled_from([None, 3600, 2592000]))
+def test_per_task_deadline_cel_agrees_with_the_rule(harness: Any, obj: dict[str, Any],
+                                                    limit: int | None) -> None:
+    params = {"maxDeadlineSeconds": limit} if limit is not None else {}
+    same, said = _both(harness, "k8s-gpu-job-deadline", obj, params)
+    assert same, said

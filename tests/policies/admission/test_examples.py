@@ -39,15 +39,6 @@ def admissible(example: Example) -> str | None:
     return None
 
 
-# Known gap, not a pass: 19aa6ab made a Volcano task's own deadline bound only that task; the
-# generated CEL still accepts a deadline on any task. Until the CEL follows, the rule's verdict
-# holds in PR checks and the cluster-dump audit only.
-PER_ROLE_DEADLINES = {
-    "A Volcano Job whose deadline is on its CPU task only":
-        "admission CEL does not yet require a deadline on each GPU task (19aa6ab)",
-}
-
-
 @pytest.mark.parametrize(("rule_id", "index"), CASES,
                          ids=[f"{r}-{i}" for r, i in CASES])
 def test_example_gives_the_rules_verdict_through_cel(harness: Any, rule_id: str,
@@ -57,8 +48,6 @@ def test_example_gives_the_rules_verdict_through_cel(harness: Any, rule_id: str,
     if why is not None:
         assert example.unknown or not example.allowed or "Terraform" in why, why
         pytest.skip(why)
-    if example.title in PER_ROLE_DEADLINES:
-        pytest.xfail(PER_ROLE_DEADLINES[example.title])
     objects = harness.objects_for(rule_id, example.params)
     python = harness.python_findings(rule_id, example.changes(), example.params)
     assert bool(python) == (not example.allowed)  # the rule's own verdict, as its tests hold
