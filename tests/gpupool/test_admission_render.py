@@ -15,6 +15,7 @@ from gpupool.cli import main
 from gpupool.config import load_stack
 from gpupool.errors import InputError
 from gpupool.yamlio import read_yaml_documents
+from policies.admission.cel import ADMISSION_RULES
 from policies.admission.evaluate import judge
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,9 +37,8 @@ def prod(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
 def test_render_prod_includes_the_policies_and_the_kits_workloads_pass_them(
         prod: list[dict[str, Any]]) -> None:
     policies = [o for o in prod if o["kind"] == "ValidatingAdmissionPolicy"]
-    assert {p["metadata"]["name"] for p in policies} >= {
-        "gpupool-k8s-gpu-per-container", "gpupool-k8s-gpu-limits",
-        "gpupool-karpenter-gpu-smallest"}
+    assert {p["metadata"]["name"] for p in policies} == {
+        f"gpupool-{r.rule_id}" for r in ADMISSION_RULES}  # every admission rule, mandatory
     admission = [o for o in prod if o["kind"] in ADMISSION_KINDS or o["kind"] == "ConfigMap"]
     judged = 0
     for o in prod:
@@ -105,3 +105,59 @@ def test_admission_render_bad_config_is_one_line_and_exit_2(
     assert main(["admission", "render", "--config", str(config)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "maxGpusPerContainer" in err[0] and str(config) in err[0]
+
+
+KARPENTER_STACK = """\
+config:
+  gpupool:environment: staging
+  gpupool:team: ml-platform
+  gpupool:costCenter: cc-ml-1042
+  gpupool:kubernetes:
+    - name: eks-gpu
+      cluster: {context: arn:aws:eks:us-east-1:123456789012:cluster/ml, distribution: eks}
+      gpu: A10G
+      karpenter: {clusterName: ml, nodeRole: KarpenterNodeRole-ml, maxGpus: 12}
+      teams:
+        - {name: vision, gpuQuota: 6}
+      workloads:
+        - {name: detect, team: vision, image: nvcr.io/nvidia/tritonserver:24.08-py3}
+        - {name: train, team: vision, type: batch, image: nvcr.io/nvidia/pytorch:24.08-py3,
+           command: [python, -c, "import torch"]}
+"""
+
+
+def test_the_kits_karpenter_pool_passes_the_node_hygiene_policies_and_undoing_it_is_denied(
+        tmp_path: Path) -> None:
+    stack = tmp_path / "Pulumi.eks.yaml"
+    stack.write_text(KARPENTER_STACK)
+    out = tmp_path / "out"
+    assert main(["render", str(stack), "--out", str(out)]) == 0
+    objs = _objects(out)
+    admission = [o for o in objs if o["kind"] in ADMISSION_KINDS or o["kind"] == "ConfigMap"]
+    applied: set[str] = set()
+    for o in objs:
+        if o["kind"] not in ADMISSION_KINDS:
+            decision = judge(admission, o)
+            assert decision.failures() == [], (o["kind"], o["metadata"]["name"])
+            applied |= {v.policy for v in decision.verdicts if v.applies}
+    assert applied >= {"gpupool-gpu-nodes-tainted", "gpupool-karpenter-gpu-consolidation",
+                       "gpupool-karpenter-gpu-smallest", "gpupool-k8s-gpu-job-deadline",
+                       "gpupool-k8s-cpu-pods-off-gpu-nodes"}
+
+    def denied_by(obj: dict[str, Any]) -> set[str]:
+        return {v.policy for v in judge(admission, obj).verdicts if v.denied}
+
+    pool = next(o for o in objs if o["kind"] == "NodePool")
+    pool["spec"]["disruption"] = {"consolidationPolicy": "WhenEmpty",
+                                  "consolidateAfter": "Never"}
+    del pool["spec"]["template"]["spec"]["taints"]
+    assert denied_by(pool) == {"gpupool-karpenter-gpu-consolidation",
+                               "gpupool-gpu-nodes-tainted"}
+    job = next(o for o in objs if o["kind"] == "Job")
+    del job["spec"]["activeDeadlineSeconds"]
+    assert denied_by(job) == {"gpupool-k8s-gpu-job-deadline"}
+    cpu = next(o for o in objs if o["kind"] == "Deployment"
+               and o["spec"]["template"]["spec"].get("tolerations"))
+    for c in cpu["spec"]["template"]["spec"]["containers"]:
+        c.pop("resources", None)
+    assert denied_by(cpu) == {"gpupool-k8s-cpu-pods-off-gpu-nodes"}

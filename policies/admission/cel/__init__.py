@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from policies.admission.cel import (
     gpu_nodes_tainted,
+    k8s_cpu_pods_off_gpu_nodes,
     k8s_gpu_job_deadline,
     k8s_gpu_limits,
     k8s_gpu_per_container,
+    karpenter_gpu_consolidation,
     karpenter_gpu_smallest,
 )
 from policies.admission.spec import AdmissionRule
@@ -17,4 +19,6 @@ ADMISSION_RULES: tuple[AdmissionRule, ...] = (
     k8s_gpu_job_deadline.ADMISSION,
     karpenter_gpu_smallest.ADMISSION,
     gpu_nodes_tainted.ADMISSION,
+    k8s_cpu_pods_off_gpu_nodes.ADMISSION,
+    karpenter_gpu_consolidation.ADMISSION,
 )
