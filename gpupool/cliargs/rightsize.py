@@ -26,9 +26,13 @@ def add_rightsize(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                 "targetGpuUtilisation of their autoscaled workloads and proxy and their "
                 "teams' gpuQuota. See docs/rightsize.md.",
                 ["gpupool rightsize --since 14d",
-                 "gpupool rightsize --stack prod --write --pr-body pr.md"])
+                 "gpupool rightsize --stack prod --write --pr-body pr.md",
+                 "gpupool rightsize --utilisation debt.json --stack prod"])
     r.add_argument("--stack", action="append", metavar="STACK", help="a stack name or file "
                    "(repeatable; default: every stacks/Pulumi.*.yaml of the project)")
+    r.add_argument("--utilisation", metavar="SNAPSHOT", help="propose from a saved report "
+                   "(gpupool debt --format json --output FILE) instead of reading AWS: its "
+                   "window, regions and pools; no API call")
     r.add_argument("--since", metavar="DURATION", help="window ending now (default 14d)")
     r.add_argument("--start", metavar="TIME", help="window start, ISO 8601 (UTC if no offset)")
     r.add_argument("--end", metavar="TIME", help="window end, ISO 8601 (default: now)")

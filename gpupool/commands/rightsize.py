@@ -1,8 +1,9 @@
-"""``gpupool rightsize [--stack S ...] [--since 14d] [--write] [--pr-body FILE]``.
+"""``gpupool rightsize [--stack S ...] [--since 14d | --utilisation FILE] [--write] [--pr-body F]``.
 
 Reads the debt report of every region the stacks are in (the same reading as ``gpupool
-debt``), proposes new sizes (:mod:`gpupool.rightsize.propose`), prints each stack file's diff or
-writes it (:mod:`gpupool.rightsize.edit`), each edited stack validated before it is written.
+debt``), or a saved one (``--utilisation``, :mod:`gpupool.rightsize.snapshot`), proposes new
+sizes (:mod:`gpupool.rightsize.propose`), prints each stack file's diff or writes it
+(:mod:`gpupool.rightsize.edit`), each edited stack validated before it is written.
 Stdout is the diff; what was left alone and why goes to stderr.
 """
 
@@ -13,8 +14,12 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from gpupool.errors import InputError
+
+if TYPE_CHECKING:
+    from gpupool.debt.window import Window
 
 
 def headroom(text: str) -> float:
@@ -41,34 +46,70 @@ def _stacks(names: list[str] | None) -> list[object]:
     return [load_stack(n) for n in names]
 
 
-def run(args: argparse.Namespace) -> int:
+def _saved(args: argparse.Namespace) -> tuple[list[Any], Window]:
+    """The figures and window of ``--utilisation FILE`` (no window options beside it)."""
+    from gpupool.rightsize.snapshot import read_saved
+
+    for flag, value in (("--since", args.since), ("--start", args.start), ("--end", args.end),
+                        ("--period", args.period), ("--region", args.region),
+                        ("--prometheus", args.prometheus), ("--no-aws", args.no_aws or None)):
+        if value is not None:
+            raise InputError(f"{flag} {value}: expected no {flag} with --utilisation (the "
+                             "snapshot's window and regions are the ones read)")
+    saved = read_saved(args.utilisation)
+    return saved.pools, saved.window
+
+
+def _live(args: argparse.Namespace, entries: list[Any]) -> tuple[list[Any], Window, int, Any]:
+    """The debt read of every region the stacks are in: figures, window, API calls, deadline."""
     from gpupool.catalog import load_catalog
     from gpupool.debt.aws import make_clients
     from gpupool.debt.deadline import Deadline, parse_deadline
     from gpupool.debt.report import build_report
-    from gpupool.debt.window import parse_duration, resolve_window
-    from gpupool.rightsize.propose import StackEntry, propose
+    from gpupool.debt.window import resolve_window
 
-    share = headroom(args.headroom)
-    span = parse_duration(args.min_span, "--min-span").total_seconds() / 3600
     since = args.since or (None if args.start else "14d")
     window = resolve_window(since=since, start=args.start, end=args.end, period=args.period,
                             cloudwatch=not args.no_aws)
     deadline = Deadline(parse_deadline(args.deadline))
-    loaded = _stacks(args.stack)
-    entries = [StackEntry(s.name, s.shown_path, s.config, s.flat)  # type: ignore[attr-defined]
-               for s in loaded]
     regions = [args.region] if args.region else sorted({e.config.region for e in entries})
-    figures, calls = [], 0
+    figures: list[Any] = []
+    calls = 0
     for region in [] if args.no_aws else regions:
         report = build_report(make_clients(region, deadline=deadline), window,
                               load_catalog(region=region), compute_optimizer=False)
         figures += report.pools
         calls += report.api_calls
+    return figures, window, calls, deadline
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpupool.catalog import load_catalog
+    from gpupool.debt.window import parse_duration
+    from gpupool.rightsize.propose import StackEntry, propose
+
+    share = headroom(args.headroom)
+    span = parse_duration(args.min_span, "--min-span").total_seconds() / 3600
+    if args.utilisation:
+        figures, window = _saved(args)
+        calls = 0
+    loaded = _stacks(args.stack)
+    entries = [StackEntry(s.name, s.shown_path, s.config, s.flat)  # type: ignore[attr-defined]
+               for s in loaded]
+    if not args.utilisation:
+        figures, window, calls, deadline = _live(args, entries)
     outcome = propose(figures, window, entries, pct=args.percentile, headroom=share,
                       min_span_hours=span)
-    queries = _kubernetes(args, entries, window, deadline, outcome, share, span,
-                          load_catalog(region=regions[0] if regions else "us-east-1"))
+    if args.utilisation:  # never read live beside a snapshot of another window
+        outcome.skipped.extend(
+            (k.name, "a Kubernetes pool: not proposed from a --utilisation snapshot (it does "
+             "not carry the pods' series); run rightsize without --utilisation")
+            for e in entries for k in e.config.kubernetes)
+        queries = 0
+    else:
+        regions = [args.region] if args.region else sorted({e.config.region for e in entries})
+        queries = _kubernetes(args, entries, window, deadline, outcome, share, span,
+                              load_catalog(region=regions[0] if regions else "us-east-1"))
     _apply(outcome, loaded, write=args.write)
     for name, why in outcome.skipped:
         sys.stderr.write(f"gpupool rightsize: {name}: left alone: {why}\n")

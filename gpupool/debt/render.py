@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from typing import Any, Literal
 
 from gpupool.debt.report import POOL_COLUMNS, TEAM_COLUMNS, Report
@@ -32,7 +31,10 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def render_json(report: Report) -> str:
-    return json.dumps(report.to_dict(), indent=2) + "\n"
+    """The JSON document: the report's dict and each pool's series (:mod:`.series`)."""
+    from gpupool.debt.series import render_document
+
+    return render_document(report.to_dict(), report.pools)
 
 
 def render_csv(report: Report, by: By = "pool") -> str:

@@ -114,17 +114,23 @@ def parse_snapshot(doc: Any, path: str) -> Snapshot:
     try:
         snap = Snapshot.model_validate({**doc, "path": path})
     except ValidationError as e:
-        lines = []
-        for err in e.errors(include_url=False):
-            got = err.get("input")
-            shown = "" if isinstance(got, dict | list) or err["type"] == "missing" else (
-                f", got {got!r}")
-            lines.append(f"{path}: {_where(tuple(err['loc']))}: {_expected(err)}{shown}")
-        raise InputError(lines) from None
+        raise InputError(problems(e, path)) from None
     return snap
 
 
-def read_snapshot(path: str | os.PathLike[str]) -> Snapshot:
+def problems(e: ValidationError, path: str) -> list[str]:
+    """One line per bad key of a snapshot: the file, the key, what was expected (and got)."""
+    lines = []
+    for err in e.errors(include_url=False):
+        got = err.get("input")
+        shown = "" if isinstance(got, dict | list) or err["type"] == "missing" else (
+            f", got {got!r}")
+        lines.append(f"{path}: {_where(tuple(err['loc']))}: {_expected(err)}{shown}")
+    return lines
+
+
+def load_document(path: str | os.PathLike[str]) -> Any:
+    """The parsed JSON of a snapshot file (not yet validated); bad files are one InputError."""
     from gpupool.inputs import read_regular
 
     shown = str(path)
@@ -140,7 +146,11 @@ def read_snapshot(path: str | os.PathLike[str]) -> Snapshot:
         raise InputError(f"{shown}: line {e.lineno}: expected JSON ({e.msg})") from None
     except JsonProblem as e:
         raise InputError(f"{shown}: {e}") from None
-    return parse_snapshot(doc, shown)
+    return doc
+
+
+def read_snapshot(path: str | os.PathLike[str]) -> Snapshot:
+    return parse_snapshot(load_document(path), str(path))
 
 
 class SnapshotCache:
