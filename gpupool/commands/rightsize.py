@@ -52,10 +52,12 @@ def _saved(args: argparse.Namespace) -> tuple[list[Any], Window]:
 
     for flag, value in (("--since", args.since), ("--start", args.start), ("--end", args.end),
                         ("--period", args.period), ("--region", args.region),
-                        ("--prometheus", args.prometheus), ("--no-aws", args.no_aws or None)):
+                        ("--prometheus", (args.prometheus or [None])[0]),
+                        ("--no-aws", "" if args.no_aws else None)):
         if value is not None:
-            raise InputError(f"{flag} {value}: expected no {flag} with --utilisation (the "
-                             "snapshot's window and regions are the ones read)")
+            raise InputError(f"{flag} {value}".strip() + f": expected no {flag} with "
+                             "--utilisation (the snapshot's window, regions and pools are the "
+                             "ones read)")
     saved = read_saved(args.utilisation)
     return saved.pools, saved.window
 
@@ -101,10 +103,10 @@ def run(args: argparse.Namespace) -> int:
     outcome = propose(figures, window, entries, pct=args.percentile, headroom=share,
                       min_span_hours=span)
     if args.utilisation:  # never read live beside a snapshot of another window
-        outcome.skipped.extend(
-            (k.name, "a Kubernetes pool: not proposed from a --utilisation snapshot (it does "
-             "not carry the pods' series); run rightsize without --utilisation")
-            for e in entries for k in e.config.kubernetes)
+        why = ("not read (--no-prometheus)" if args.no_prometheus else
+               "a Kubernetes pool: not proposed from a --utilisation snapshot (it does not "
+               "carry the pods' series); run rightsize without --utilisation")
+        outcome.skipped.extend((k.name, why) for e in entries for k in e.config.kubernetes)
         queries = 0
     else:
         regions = [args.region] if args.region else sorted({e.config.region for e in entries})

@@ -49,7 +49,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 def live(capsys: pytest.CaptureFixture[str], window: Window, *args: str
          ) -> tuple[int, str, str]:
     return run(capsys, "rightsize", "--stack", "prod", "--start", iso(window.start), "--end",
-               iso(window.end), *WINDOW_ARGS, "--min-span", "6h", *args)
+               iso(window.end), *WINDOW_ARGS, "--min-span", "6h", "--no-prometheus", *args)
 
 
 def save(capsys: pytest.CaptureFixture[str], window: Window, path: Path) -> dict[str, Any]:
@@ -62,7 +62,7 @@ def save(capsys: pytest.CaptureFixture[str], window: Window, path: Path) -> dict
 
 def saved(capsys: pytest.CaptureFixture[str], path: Path, *args: str) -> tuple[int, str, str]:
     return run(capsys, "rightsize", "--stack", "prod", "--utilisation", str(path),
-               "--min-span", "6h", *args)
+               "--min-span", "6h", "--no-prometheus", *args)
 
 
 def left_alone(err: str) -> list[str]:
@@ -83,8 +83,9 @@ def test_snapshot_gives_the_live_proposals_diff_and_pr_body(
     assert code == 0, err
     assert out == live_out and out.count("\n+      ") == len(EXPECTED)
     assert (tmp_path / "s.md").read_text() == (tmp_path / "live.md").read_text()
-    assert left_alone(err) == left_alone(live_err) and len(left_alone(err)) == 3
+    assert left_alone(err) == left_alone(live_err) and len(left_alone(err)) == 4
     assert "2 pool(s) changed in 1 stack file(s); 0 API call(s)" in err
+    assert "onprem: left alone: not read (--no-prometheus)" in err
     calls = int(live_err.split("; ")[-1].split()[0])
     assert calls > 0  # the live read's discovery and GetMetricData; the snapshot's: none
 
@@ -94,6 +95,13 @@ def test_snapshot_gives_the_live_proposals_diff_and_pr_body(
     assert code == 0, err
     assert changed_lines(before, stack.read_text()) == EXPECTED
     assert main(["validate", "prod"]) == 0
+
+    # without --no-prometheus: the Kubernetes pool is still not read live beside the snapshot
+    code, _, err = run(capsys, "rightsize", "--stack", "prod", "--utilisation",
+                       str(tmp_path / "debt.json"), "--min-span", "6h")
+    assert code == 0, err
+    assert "onprem: left alone: a Kubernetes pool: not proposed from a --utilisation " \
+           "snapshot" in err and "0 API call(s), 0 Prometheus" in err
 
 
 def test_the_saved_figures_are_the_live_figures(
@@ -115,7 +123,7 @@ def test_the_saved_figures_are_the_live_figures(
     back = read_saved(tmp_path / "debt.json")
     assert back.window == window
     s = load_stack("prod")
-    entries = [StackEntry(s.name, s.shown_path, s.config)]
+    entries = [StackEntry(s.name, s.shown_path, s.config, s.flat)]
     for pct, share in ((95, 0.2), (50, 0.0), (100, 1.0)):
         a = propose(report.pools, window, entries, pct=pct, headroom=share, min_span_hours=6)
         b = propose(back.pools, back.window, entries, pct=pct, headroom=share,
@@ -192,7 +200,8 @@ def test_a_bad_snapshot_is_one_line_exit_2(
 
 
 @pytest.mark.parametrize("args", [("--since", "7d"), ("--region", "us-west-2"),
-                                  ("--period", "300")])
+                                  ("--period", "300"),
+                                  ("--prometheus", "onprem=http://127.0.0.1:9")])
 def test_a_window_beside_a_snapshot_is_refused(
         args: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
