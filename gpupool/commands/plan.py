@@ -71,11 +71,17 @@ def render_text(plan: OfflinePlan, out: IO[str], *, color: bool = True) -> None:
         f"(project {plan.project}, {plan.region}): {custom} resources to create"
     )
     console.print(
-        f"[dim]Data sources answered from {plan.fixture}; ids are placeholders.[/dim]"
+        f"[dim]Data sources answered from {plan.fixture}; resource ids are placeholders.[/dim]"
     )
     console.print(_tree(plan))
     for line in plan.diagnostics:
         console.print(f"[yellow]{line}[/yellow]")
+    if plan.placeholders:
+        from rich.markup import escape
+
+        console.print("[bold]Placeholders[/bold] (data-source answers resolved at pulumi up):")
+        for line in plan.placeholders:
+            console.print(f"[dim]  {escape(line)}[/dim]")
     _capacity_table(console, plan.envelope)
     _cost_table(console, plan.envelope)
     _tiers_table(console, plan.envelope)

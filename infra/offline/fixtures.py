@@ -1,41 +1,58 @@
-"""Recorded answers to the data-source calls the program makes, one JSON file per region.
+"""One region's offline answers: what is recorded, what is derived, and what is a placeholder.
 
 The offline plan cannot reach AWS, so ``aws.get_availability_zones`` and friends are answered
-from ``fixtures/<region>.json`` (written by ``python -m infra.offline.record``). Each supported
-call is evaluated against the recorded data the way the API would (filters included); any other
-call, argument or filter is an :class:`UnansweredCall` naming what was asked, so the plan fails
-loudly rather than proceeding on an empty answer.
+(``infra.offline.answers``) from a :class:`Fixture`, made of three layers, later ones winning:
 
-``GPUPOOL_OFFLINE_FIXTURES`` may name a directory of extra ``<region>.json`` files whose tables
-are merged over the bundled ones (e.g. to describe an existing VPC for offline planning).
+1. derived (``infra.offline.derived``): the partition, the S3 prefix list's name, and the marked
+   placeholders (AMI ids, the account, the prefix list id, the example VPC);
+2. recorded, bundled for every region with recorded prices: ``fixtures/<region>.json``, the
+   region's availability zones and the GPU types each zone ID offers (written by
+   ``python -m infra.offline.record``); the offerings by zone *name* are derived from them;
+3. an override: ``GPUPOOL_OFFLINE_FIXTURES`` may name a directory of ``<region>.json`` files whose
+   tables are merged over the others (an existing VPC, the account's own zone names, a region
+   without bundled answers).
+
+A region with neither a bundled nor an override file is :class:`NoFixture`.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
+from infra.offline.derived import NotDerivable, derived_tables, offerings_by_name
+
 FIXTURES_ENV: Final = "GPUPOOL_OFFLINE_FIXTURES"
-_TABLES: Final = ("ssmParameters", "prefixLists", "vpcs", "instanceTypeOfferings", "images")
+_TABLES: Final = ("ssmParameters", "prefixLists", "vpcs", "instanceTypeOfferings",
+                  "instanceTypeOfferingsByZoneId", "images")
+RECORDED: Final = ("availabilityZones", "instanceTypeOfferingsByZoneId")
 
 
 class UnansweredCall(Exception):
     """A data-source call the offline fixtures cannot answer."""
 
 
+class NoFixture(UnansweredCall):
+    """No answers, bundled or overridden, for the region."""
+
+    def __init__(self, region: str, message: str) -> None:
+        super().__init__(message)
+        self.region = region
+
+
 @dataclass(frozen=True, slots=True)
 class Fixture:
-    """One region's recorded answers (read-only)."""
+    """One region's answers (read-only); ``layers`` says where each key comes from."""
 
     region: str
     origin: str  # the file(s) the answers come from, for messages
     data: Mapping[str, Any]
+    layers: Mapping[str, str] = field(default_factory=dict)  # key → derived|recorded|override
 
     def table(self, key: str) -> Mapping[str, Any]:
         value = self.data.get(key)
@@ -54,14 +71,15 @@ def bundled_regions() -> list[str]:
 
 
 def load_fixture(region: str) -> Fixture:
-    """The bundled fixture for ``region``, with any override directory merged over it."""
+    """Derived answers for ``region``, its bundled recording and any override, merged."""
     name = f"{region}.json"
     bundled = resources.files("infra.offline").joinpath("fixtures", name)
+    recorded: dict[str, Any] = {}
     origins: list[str] = []
-    data: dict[str, Any] = {}
     if bundled.is_file():
-        data = json.loads(bundled.read_text())
+        recorded = json.loads(bundled.read_text())
         origins.append(f"infra/offline/fixtures/{name}")
+    extra: dict[str, Any] = {}
     extra_dir = os.environ.get(FIXTURES_ENV)
     if extra_dir and (Path(extra_dir) / name).is_file():
         extra_path = Path(extra_dir) / name
@@ -69,273 +87,28 @@ def load_fixture(region: str) -> Fixture:
             extra = json.loads(extra_path.read_text())
         except (OSError, json.JSONDecodeError) as e:
             raise UnansweredCall(f"{extra_path}: cannot read offline fixture ({e})") from None
-        for key, value in extra.items():
+        if not isinstance(extra, dict):
+            raise UnansweredCall(f"{extra_path}: expected a JSON object of offline answers")
+        origins.append(str(extra_path))
+    if not origins:
+        raise NoFixture(region, f"no offline answers for {region}: the bundled ones cover the "
+                        f"{len(bundled_regions())} regions with recorded prices")
+    try:
+        data: dict[str, Any] = derived_tables(region)
+    except NotDerivable as e:
+        raise UnansweredCall(f"{' + '.join(origins)}: {e}") from None
+    layers = dict.fromkeys(data, "derived")
+    for layer, doc in (("recorded", recorded), ("override", extra)):
+        for key, value in doc.items():
             if key in _TABLES and isinstance(value, dict):
                 data[key] = {**data.get(key, {}), **value}
             else:
                 data[key] = value
-        origins.append(str(extra_path))
-    if not data:
-        raise UnansweredCall(
-            f"no offline fixture for region {region} (bundled: {', '.join(bundled_regions())}); "
-            f"record one with `python -m infra.offline.record --region {region}` "
-            f"or put {name} in ${FIXTURES_ENV}"
-        )
-    return Fixture(region=region, origin=" + ".join(origins), data=data)
-
-
-# --------------------------------------------------------------------------- call answering
-
-
-def answer(fixture: Fixture, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
-    """The result the provider would return for ``token`` called with ``args`` (camelCase)."""
-    handler = _HANDLERS.get(token)
-    args = {k: v for k, v in args.items() if v is not None}
-    if handler is None:
-        raise UnansweredCall(
-            f"no offline answer for {token}{_show(args)}; the fixtures answer "
-            f"{', '.join(sorted(_HANDLERS))}"
-        )
-    region = args.pop("region", fixture.region)
-    if region != fixture.region:
-        raise UnansweredCall(f"{token}: asked about region {region}, fixture is {fixture.origin}")
-    return handler(fixture, token, args)
-
-
-def _show(args: Mapping[str, Any]) -> str:
-    return f" with {json.dumps(args, sort_keys=True)}" if args else ""
-
-
-def _unsupported(fixture: Fixture, token: str, args: Mapping[str, Any], allowed: set[str]) -> None:
-    extra = sorted(set(args) - allowed)
-    if extra:
-        raise UnansweredCall(
-            f"{token}: the offline fixture ({fixture.origin}) cannot evaluate argument(s) "
-            f"{', '.join(extra)}{_show(args)}"
-        )
-
-
-def _filters(
-    fixture: Fixture, token: str, args: Mapping[str, Any], fields: Mapping[str, str]
-) -> list[tuple[str, set[str]]]:
-    out = []
-    for f in args.get("filters", []):
-        name, values = f.get("name"), f.get("values", [])
-        if name not in fields:
-            raise UnansweredCall(
-                f"{token}: filter {name!r} is not evaluated offline ({fixture.origin}); "
-                f"supported: {', '.join(sorted(fields))}"
-            )
-        out.append((fields[name], set(values)))
-    return out
-
-
-def _availability_zones(fixture: Fixture, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
-    allowed = {"state", "filters", "allAvailabilityZones", "excludeNames", "excludeZoneIds"}
-    _unsupported(fixture, token, args, allowed)
-    fields = {
-        "opt-in-status": "optInStatus",
-        "zone-type": "zoneType",
-        "zone-name": "name",
-        "zone-id": "zoneId",
-        "state": "state",
-        "group-name": "groupName",
-    }
-    filters = _filters(fixture, token, args, fields)
-    zones = []
-    for z in fixture.data.get("availabilityZones", []):
-        if not args.get("allAvailabilityZones") and z.get("optInStatus") == "not-opted-in":
-            continue
-        if "state" in args and z.get("state") != args["state"]:
-            continue
-        if z.get("name") in args.get("excludeNames", []):
-            continue
-        if z.get("zoneId") in args.get("excludeZoneIds", []):
-            continue
-        if all(z.get(key) in values for key, values in filters):
-            zones.append(z)
-    if not fixture.data.get("availabilityZones"):
-        raise UnansweredCall(f"{token}: {fixture.origin} records no availability zones")
-    return {
-        "id": fixture.region,
-        "names": [z["name"] for z in zones],
-        "zoneIds": [z["zoneId"] for z in zones],
-        "groupNames": sorted({z.get("groupName", fixture.region) for z in zones}),
-        **({"state": args["state"]} if "state" in args else {}),
-    }
-
-
-def _instance_type_offerings(
-    fixture: Fixture, token: str, args: Mapping[str, Any]
-) -> dict[str, Any]:
-    _unsupported(fixture, token, args, {"filters", "locationType"})
-    location_type = args.get("locationType", "region")
-    if location_type not in {"availability-zone", "region"}:
-        raise UnansweredCall(f"{token}: locationType {location_type!r} is not recorded offline")
-    filters = _filters(fixture, token, args, {"instance-type": "type", "location": "location"})
-    offers = fixture.table("instanceTypeOfferings")
-    if not offers:
-        raise UnansweredCall(f"{token}: {fixture.origin} records no instance type offerings")
-    pairs = sorted({(zone, t) for zone, types in offers.items() for t in types})
-    if location_type == "region":
-        pairs = sorted({(fixture.region, t) for _, t in pairs})
-    rows = [
-        {"location": loc, "type": t}
-        for loc, t in pairs
-        if all(
-            (t if key == "type" else loc) in values for key, values in filters
-        )
-    ]
-    return {
-        "id": fixture.region,
-        "locations": [r["location"] for r in rows],
-        "instanceTypes": [r["type"] for r in rows],
-        "locationTypes": [location_type] * len(rows),
-    }
-
-
-def _parameter(fixture: Fixture, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
-    _unsupported(fixture, token, args, {"name", "withDecryption"})
-    name = str(args.get("name", ""))
-    record = fixture.table("ssmParameters").get(name)
-    if record is None:
-        raise UnansweredCall(f"{token}: {fixture.origin} has no SSM parameter {name!r}")
-    partition = fixture.record("partition")["partition"]
-    return {
-        "id": name,
-        "name": name,
-        "arn": f"arn:{partition}:ssm:{fixture.region}::parameter{name}",
-        "type": record.get("type", "String"),
-        "value": record["value"],
-        "insecureValue": record["value"],
-        "version": record.get("version", 1),
-        "withDecryption": args.get("withDecryption", True),
-    }
-
-
-def _partition(fixture: Fixture, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
-    _unsupported(fixture, token, args, set())
-    p = fixture.record("partition")
-    return {"id": p["partition"], **p}
-
-
-def _caller_identity(fixture: Fixture, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
-    _unsupported(fixture, token, args, set())
-    c = fixture.record("callerIdentity")
-    return {"id": c["accountId"], **c}
-
-
-def _region(fixture: Fixture, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
-    _unsupported(fixture, token, args, {"name", "id", "endpoint"})
-    asked = args.get("name") or args.get("id")
-    if asked not in (None, fixture.region):
-        raise UnansweredCall(f"{token}: asked about {asked}, fixture is {fixture.origin}")
-    suffix = fixture.record("partition").get("dnsSuffix", "amazonaws.com")
-    return {
-        "id": fixture.region,
-        "name": fixture.region,
-        "region": fixture.region,
-        "endpoint": f"ec2.{fixture.region}.{suffix}",
-    }
-
-
-def _prefix_list(fixture: Fixture, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
-    _unsupported(fixture, token, args, {"name", "prefixListId"})
-    table = fixture.table("prefixLists")
-    name = args.get("name")
-    if name is None and "prefixListId" in args:
-        name = next((n for n, r in table.items() if r.get("id") == args["prefixListId"]), None)
-    record = table.get(str(name)) if name is not None else None
-    if record is None:
-        raise UnansweredCall(f"{token}: {fixture.origin} has no prefix list{_show(args)}")
-    return {
-        "id": record["id"],
-        "prefixListId": record["id"],
-        "name": name,
-        "cidrBlocks": list(record.get("cidrBlocks", [])),
-    }
-
-
-def _vpc(fixture: Fixture, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
-    _unsupported(fixture, token, args, {"id"})
-    vpc_id = str(args.get("id", ""))
-    record = fixture.table("vpcs").get(vpc_id)
-    if record is None:
-        raise UnansweredCall(
-            f"{token}: {fixture.origin} knows no VPC {vpc_id!r}; describe it under \"vpcs\" "
-            f"in {fixture.region}.json in ${FIXTURES_ENV} to plan it offline"
-        )
-    account = fixture.record("callerIdentity")["accountId"]
-    partition = fixture.record("partition")["partition"]
-    return {
-        "id": vpc_id,
-        "arn": f"arn:{partition}:ec2:{fixture.region}:{account}:vpc/{vpc_id}",
-        "cidrBlock": record["cidrBlock"],
-        "default": False,
-        "enableDnsHostnames": True,
-        "enableDnsSupport": True,
-        "ownerId": account,
-        "state": "available",
-    }
-
-
-def _ami(fixture: Fixture, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
-    """DescribeImages as ``aws.ec2.get_ami`` calls it: exact filters over the recorded images."""
-    _unsupported(fixture, token, args, {"filters", "owners", "mostRecent", "includeDeprecated"})
-    fields = {"image-id": "imageId", "name": "name", "architecture": "architecture"}
-    filters = _filters(fixture, token, args, fields)
-    if not any(key in ("imageId", "name") for key, _ in filters):
-        raise UnansweredCall(
-            f"{token}: only images named by image-id or name can be answered from "
-            f"{fixture.origin}{_show(args)}; AWS would search every image of the region")
-    owners = set(args.get("owners") or [])
-    found = []
-    for image_id, record in fixture.table("images").items():
-        values = {**record, "imageId": image_id}
-        if owners and not owners & {record.get("ownerId"), record.get("imageOwnerAlias")}:
-            continue
-        if all(values.get(key) in wanted for key, wanted in filters):
-            found.append(values)
-    if not found:
-        raise UnansweredCall(
-            f"{token}: {fixture.origin} records no image{_show(args)}; describe it under "
-            f"\"images\" in {fixture.region}.json in ${FIXTURES_ENV} to plan it offline")
-    if len(found) > 1 and not args.get("mostRecent"):
-        raise UnansweredCall(f"{token}: several images match{_show(args)} (AWS refuses this)")
-    image = max(found, key=lambda r: str(r.get("creationDate", "")))
-    return {
-        "id": image["imageId"],
-        "imageId": image["imageId"],
-        "name": image.get("name", ""),
-        "architecture": image.get("architecture"),
-        "ownerId": image.get("ownerId"),
-        "imageOwnerAlias": image.get("imageOwnerAlias"),
-        "rootDeviceName": image.get("rootDeviceName"),
-        "rootDeviceType": image.get("rootDeviceType", "ebs"),
-        "blockDeviceMappings": [
-            {"deviceName": m.get("deviceName"),
-             # a map, not an object, in the provider's schema: Terraform's snake_case keys
-             "ebs": {_snake(k): str(v) for k, v in m.get("ebs", {}).items()},
-             "noDevice": "", "virtualName": m.get("virtualName", "")}
-            for m in image.get("blockDeviceMappings", [])
-        ],
-        "state": image.get("state", "available"),
-    }
-
-
-def _snake(key: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower()
-
-
-_Handler = Callable[[Fixture, str, Mapping[str, Any]], dict[str, Any]]
-_HANDLERS: Final[dict[str, _Handler]] = {
-    "aws:index/getAvailabilityZones:getAvailabilityZones": _availability_zones,
-    "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings": _instance_type_offerings,
-    "aws:ssm/getParameter:getParameter": _parameter,
-    "aws:index/getPartition:getPartition": _partition,
-    "aws:index/getCallerIdentity:getCallerIdentity": _caller_identity,
-    "aws:index/getRegion:getRegion": _region,
-    "aws:ec2/getPrefixList:getPrefixList": _prefix_list,
-    "aws:ec2/getVpc:getVpc": _vpc,
-    "aws:ec2/getAmi:getAmi": _ami,
-}
+            layers[key] = layer
+    zones, by_id = data.get("availabilityZones"), data.get("instanceTypeOfferingsByZoneId")
+    if isinstance(zones, list) and isinstance(by_id, dict):
+        derived = offerings_by_name(zones, by_id)
+        named = extra.get("instanceTypeOfferings")  # an override by zone name wins
+        data["instanceTypeOfferings"] = {**derived, **(named if isinstance(named, dict) else {})}
+        layers.setdefault("instanceTypeOfferings", "derived")
+    return Fixture(region=region, origin=" + ".join(origins), data=data, layers=layers)

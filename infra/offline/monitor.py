@@ -22,7 +22,8 @@ from pulumi.runtime.mocks import MockCallArgs, MockMonitor, MockResourceArgs, Mo
 from pulumi.runtime.proto import engine_pb2, resource_pb2
 from pulumi.runtime.rpc import UNKNOWN
 
-from infra.offline.fixtures import Fixture, UnansweredCall, answer
+from infra.offline.answers import answer, placeholder_notes
+from infra.offline.fixtures import Fixture, UnansweredCall
 
 STACK_TYPE: Final = "pulumi:pulumi:Stack"
 _SIG: Final = "4dabf18193072939515e22adb298388d"  # Pulumi's special-signature key
@@ -83,6 +84,7 @@ class Recording:
     outputs: dict[str, Any] = field(default_factory=dict)
     diagnostics: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    placeholders: list[str] = field(default_factory=list)  # answers pulumi up resolves for real
 
 
 class FixtureMocks(Mocks):
@@ -94,10 +96,14 @@ class FixtureMocks(Mocks):
 
     def call(self, args: MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
         try:
-            return answer(self.fixture, args.token, args.args), None
+            result = answer(self.fixture, args.token, args.args)
         except UnansweredCall as e:
             self.recording.failures.append(str(e))
             raise
+        for note in placeholder_notes(self.fixture, args.token, args.args, result):
+            if note not in self.recording.placeholders:
+                self.recording.placeholders.append(note)
+        return result, None
 
     def new_resource(self, args: MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
         message = f"reading existing resources is not supported offline ({args.typ} {args.name})"

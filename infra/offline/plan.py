@@ -57,6 +57,7 @@ class OfflinePlan:
     envelope: StackEnvelope
     fixture: str  # where the data-source answers came from
     diagnostics: tuple[str, ...] = ()
+    placeholders: tuple[str, ...] = ()  # answers that are placeholders pulumi up resolves
 
     def by_urn(self) -> dict[str, PlannedResource]:
         return {r.urn: r for r in self.resources}
@@ -85,7 +86,8 @@ class OfflinePlan:
             "resources": [r.to_dict() for r in self.resources],
             "outputs": dict(self.outputs),
             "envelope": self.envelope.to_dict(),
-            "offline": {"fixture": self.fixture, "diagnostics": list(self.diagnostics)},
+            "offline": {"fixture": self.fixture, "diagnostics": list(self.diagnostics),
+                        "placeholders": list(self.placeholders)},
         }
 
 

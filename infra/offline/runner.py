@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from gpupool.config import LoadedStack
+from gpupool.config.messages import REGION_KEY
 from gpupool.envelope import stack_envelope
 from gpupool.errors import InputError
 from gpupool.yamlio import read_yaml
-from infra.offline.fixtures import Fixture, UnansweredCall, load_fixture
+from infra.offline.fixtures import FIXTURES_ENV, Fixture, NoFixture, UnansweredCall, load_fixture
 from infra.offline.monitor import FixtureMocks, Recording, RecordingEngine, RecordingMonitor
 from infra.offline.plan import OfflinePlan, PlannedResource, tree_order
 
@@ -166,6 +167,11 @@ def run_offline(loaded: LoadedStack, *, fixture: Fixture | None = None,
             fixture=fixture,
             config=loaded.flat,
         )
+    except NoFixture as e:
+        raise OfflineError(
+            f"{where}: {REGION_KEY}: expected a region the offline plan answers, got {e.region} "
+            f"({e}); record its zones with `python -m infra.offline.record --region {e.region} "
+            f"--output-dir DIR` and set {FIXTURES_ENV}=DIR") from None
     except UnansweredCall as e:
         raise OfflineError(f"{where}: offline plan: {e}") from None
     except pulumi.RunError as e:
@@ -192,4 +198,5 @@ def run_offline(loaded: LoadedStack, *, fixture: Fixture | None = None,
         envelope=stack_envelope(loaded.config, loaded.instance_types, tiers=loaded.tiers),
         fixture=fixture.origin,
         diagnostics=tuple(recording.diagnostics),
+        placeholders=tuple(sorted(set(recording.placeholders))),
     )

@@ -17,7 +17,7 @@ import pytest
 
 from gpupool.cli import main
 from gpupool.config import load_stack
-from infra.offline import OfflineError, run_offline
+from infra.offline import OfflineError, load_fixture, run_offline
 
 EU_STACK = textwrap.dedent("""\
     config:
@@ -111,14 +111,13 @@ def test_zone_shortage_says_what_is_missing_and_what_to_do(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Regression: with no usable zone the message read "where only no zone offer …"."""
-    fixture = json.loads((Path(__file__).resolve().parents[2] / "infra" / "offline" / "fixtures"
-                          / "eu-west-1.json").read_text())
+    named = load_fixture("eu-west-1").table("instanceTypeOfferings")  # by zone name (derived)
     extra = tmp_path / "fixtures"
     extra.mkdir()
     # g5.xlarge only in eu-west-1a, g4dn.xlarge only in eu-west-1b: no zone has both
     keep = {"eu-west-1a": "g5.xlarge", "eu-west-1b": "g4dn.xlarge", "eu-west-1c": ""}
     offers = {z: [t for t in ts if t not in ("g5.xlarge", "g4dn.xlarge") or t == keep[z]]
-              for z, ts in fixture["instanceTypeOfferings"].items()}
+              for z, ts in named.items()}
     (extra / "eu-west-1.json").write_text(json.dumps({"instanceTypeOfferings": offers}))
     monkeypatch.setenv("GPUPOOL_OFFLINE_FIXTURES", str(extra))
     with pytest.raises(OfflineError) as e:

@@ -15,7 +15,7 @@ import pytest
 
 from gpupool.config import load_stack
 from infra.offline import OfflinePlan, UnansweredCall, load_fixture, run_offline, run_program
-from infra.offline.fixtures import answer
+from infra.offline.answers import answer
 from infra.offline.monitor import Recording
 
 from .conftest import ROOT, STACKS
@@ -203,14 +203,15 @@ def test_reading_an_existing_resource_is_refused() -> None:
 def test_region_without_fixture_is_a_clear_input_error(tmp_path: Path) -> None:
     from infra.offline import OfflineError
 
-    text = (ROOT / "stacks" / "Pulumi.dev.yaml").read_text().replace("us-east-1", "ap-northeast-1")
+    text = (ROOT / "stacks" / "Pulumi.dev.yaml").read_text().replace("us-east-1", "ap-east-2")
     path = tmp_path / "Pulumi.far.yaml"
     path.write_text(text)
     with pytest.raises(OfflineError) as e:
         run_offline(load_stack(str(path)))
     (line,) = e.value.problems
-    assert line.startswith(f"{path}: offline plan: no offline fixture for region ap-northeast-1")
-    assert "python -m infra.offline.record --region ap-northeast-1" in line
+    assert line.startswith(f"{path}: aws:region: expected a region the offline plan answers, "
+                           "got ap-east-2 (no offline answers for ap-east-2")
+    assert "python -m infra.offline.record --region ap-east-2" in line
 
 
 def test_fixture_answers_follow_the_api() -> None:

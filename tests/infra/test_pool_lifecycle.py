@@ -30,7 +30,7 @@ from .conftest import ROOT
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 ASG = "aws:autoscaling/group:Group"
 ENDPOINT = "aws:ec2/vpcEndpoint:VpcEndpoint"
-DLAMI_X86 = "ami-0a1b2c3d4e5f60001"  # the fixtures' example DLAMI (75 GiB root snapshot)
+DLAMI_X86 = "ami-offline-us-east-1-dlami-x86-64"  # the offline placeholder (75 GiB root)
 
 ONE_POOL = """\
     config:

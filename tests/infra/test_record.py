@@ -7,28 +7,37 @@ from pathlib import Path
 
 import pytest
 
-from infra.offline.fixtures import load_fixture
-from infra.offline.record import record, write
+from infra.offline.fixtures import RECORDED, bundled_regions, load_fixture
+from infra.offline.record import main, priced_regions, record, write
 
 
-@pytest.mark.parametrize("region", ["us-east-1", "us-west-2"])
-def test_recorder_reproduces_the_bundled_fixture(
-    aws_env: str, region: str, tmp_path: Path
-) -> None:
+@pytest.mark.parametrize("region", priced_regions())
+def test_recorder_reproduces_the_bundled_fixture(aws_env: str, region: str) -> None:
     doc = record(region)
     bundled = dict(load_fixture(region).data)
-    for key in ("availabilityZones", "instanceTypeOfferings", "partition", "callerIdentity"):
+    for key in RECORDED:
         assert doc[key] == bundled[key], key
-    # moto publishes neither the DLAMI parameters nor S3's prefix list: they stay marked examples
-    assert all(p.get("example") for p in doc["ssmParameters"].values())
-    assert all(p.get("example") for p in doc["prefixLists"].values())
+    assert doc["source"] == bundled["source"]
     assert "moto" in doc["source"]["endpoint"]
-    path = write(doc, tmp_path)
-    assert json.loads(path.read_text())["region"] == region
+    # only what cannot be derived is recorded
+    assert set(doc) == {"about", "region", "source", "recordedAt", *RECORDED}
+
+
+def test_cli_writes_one_file_a_region(aws_env: str, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--region", "eu-central-1", "--region", "eu-central-1",
+                 "--output-dir", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == f"wrote {tmp_path / 'eu-central-1.json'}\n"
+    doc = json.loads((tmp_path / "eu-central-1.json").read_text())
+    assert doc["region"] == "eu-central-1" and doc["availabilityZones"]
+    path = write(doc, tmp_path / "again")
+    assert json.loads(path.read_text()) == doc
 
 
 def test_bundled_fixtures_say_what_they_are() -> None:
+    assert bundled_regions() == priced_regions()
     fx = load_fixture("us-east-1")
-    assert "example" in fx.data["about"] and "pulumi up" in fx.data["about"]
+    assert "derived" in fx.data["about"] and "pulumi up" in fx.data["about"]
     for p in fx.table("ssmParameters").values():
-        assert p["example"] is True and p["value"].startswith("ami-")
+        assert p["placeholder"] == "placeholder: resolved at pulumi up"
+        assert p["value"].startswith("ami-offline-us-east-1-")
