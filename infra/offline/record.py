@@ -53,12 +53,13 @@ def priced_regions() -> list[str]:
     return sorted(load_price_table().regions)
 
 
-def record(region: str, client_factory: Any = None) -> dict[str, Any]:
-    """Query the endpoint and build the fixture document for ``region``."""
+def record(region: str, botocore_session: Any = None) -> dict[str, Any]:
+    """Query the endpoint and build the fixture document for ``region``; pass one botocore
+    session for many regions (it loads EC2's service model once, not once a region)."""
     import boto3
 
-    session = boto3.session.Session(region_name=region)
-    ec2 = (client_factory or session.client)("ec2")
+    session = boto3.session.Session(region_name=region, botocore_session=botocore_session)
+    ec2 = session.client("ec2")
     gpu_types = sorted(t.instance_type for t in load_catalog())
     zones = [
         {
@@ -130,8 +131,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     regions = [*args.region, *(priced_regions() if args.priced else [])]
     if not regions:
         p.error("name a --region or give --priced")
+    import botocore.session
+
+    shared = botocore.session.get_session()
     for region in dict.fromkeys(regions):
-        path = write(record(region), args.output_dir or bundled_dir())
+        path = write(record(region, shared), args.output_dir or bundled_dir())
         print(f"wrote {path}")
     return 0
 

@@ -1,19 +1,76 @@
-"""The bundled offline fixtures are what the recorder reads from the EC2 API (moto over HTTP)."""
+"""The bundled offline fixtures are what the recorder reads from the EC2 API (moto over HTTP).
+
+The recorder asks every priced region, so it gets a moto server process of its own: EC2 backends
+for 28 regions in the session's shared server would make every later test's reset slow.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from infra.offline.fixtures import RECORDED, bundled_regions, load_fixture
 from infra.offline.record import main, priced_regions, record, write
 
+HANG: float = 60.0  # seconds: only a hung server takes this long
+
+
+@pytest.fixture(scope="module")
+def own_moto() -> Iterator[str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(
+        [str(Path(sys.executable).with_name("moto_server")), "-H", "127.0.0.1", "-p", str(port)],
+        env={**os.environ, "MOTO_EC2_LOAD_DEFAULT_AMIS": "false"},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(int(HANG / 0.05)):  # only a hung server uses them all
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=HANG).close()
+                break
+            except OSError:
+                if server.poll() is not None:
+                    pytest.fail(f"moto_server exited with {server.returncode}")
+                time.sleep(0.05)
+        else:
+            pytest.fail("moto_server did not listen")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(timeout=HANG)
+
+
+@pytest.fixture
+def recorder_env(own_moto: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", own_moto)
+    for key, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
+        monkeypatch.setenv(key, value)
+    for key in ("AWS_PROFILE", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(key, raising=False)
+    return own_moto
+
+
+@pytest.fixture(scope="module")
+def botocore_session() -> Any:
+    import botocore.session
+
+    return botocore.session.get_session()
+
 
 @pytest.mark.parametrize("region", priced_regions())
-def test_recorder_reproduces_the_bundled_fixture(aws_env: str, region: str) -> None:
-    doc = record(region)
+def test_recorder_reproduces_the_bundled_fixture(recorder_env: str, region: str,
+                                                 botocore_session: Any) -> None:
+    doc = record(region, botocore_session)
     bundled = dict(load_fixture(region).data)
     for key in RECORDED:
         assert doc[key] == bundled[key], key
@@ -23,7 +80,7 @@ def test_recorder_reproduces_the_bundled_fixture(aws_env: str, region: str) -> N
     assert set(doc) == {"about", "region", "source", "recordedAt", *RECORDED}
 
 
-def test_cli_writes_one_file_a_region(aws_env: str, tmp_path: Path,
+def test_cli_writes_one_file_a_region(recorder_env: str, tmp_path: Path,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--region", "eu-central-1", "--region", "eu-central-1",
                  "--output-dir", str(tmp_path)]) == 0
