@@ -18,12 +18,7 @@ from gpupool.debt.window import Window, iso, resolve_window
 
 
 @pytest.fixture
-def fleet(aws_env: str) -> Window:
-    import urllib.request
-
-    req = urllib.request.Request(f"{aws_env}/moto-api/reset", method="POST")
-    with urllib.request.urlopen(req, timeout=10):
-        pass
+def fleet(moto: str) -> Window:
     window = resolve_window(since="6h", start=None, end=None, period=3600)
     n = window.buckets
     build_fleet(boto3.session.Session(), [

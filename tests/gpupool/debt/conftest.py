@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import urllib.request
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -12,16 +11,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # debt_fleet (importlib mode)
 
 from gpupool.debt.window import Window
-
-
-@pytest.fixture
-def moto(aws_env: str) -> str:
-    """The session's moto server, emptied: every test builds its own fleet."""
-    request = urllib.request.Request(f"{aws_env}/moto-api/reset", method="POST")
-    # generous: a reset after a multi-account fleet on a loaded machine takes seconds
-    with urllib.request.urlopen(request, timeout=120) as response:
-        assert response.status == 200
-    return aws_env
 
 
 @pytest.fixture
