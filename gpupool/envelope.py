@@ -363,4 +363,5 @@ def _tier_dict(t: ResolvedTier) -> dict[str, Any]:
                               else round(t.predicted_overhead, 6)),
         "enaExpress": t.ena_express,
         "clientType": t.client_type,
+        "clientsInPlacementGroup": t.clients_in_group,
     }

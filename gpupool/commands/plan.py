@@ -202,11 +202,13 @@ def _tiers_table(console: Console, env: StackEnvelope) -> None:
     console.print(t)
     for tier in env.tiers:
         console.print(f"[dim]{tier.name}: budget from {tier.budget_source}[/dim]")
+        console.print(f"[dim]{tier.name}: {tier.network_text}[/dim]")
         if tier.rtt_unbounded:
             console.print(f"[dim]{tier.name}: max RTT: {tier.max_rtt_text}[/dim]")
     console.print(
-        "[dim]Gbps per flow: the proxy's baseline, capped per flow (10 Gbps in a cluster "
-        "placement group, 25 with ENA Express). RTT floor: the least round trip the network "
+        "[dim]Gbps per flow: the proxy's baseline (and the client group's), capped per flow "
+        "(TCP: 10 Gbps with the clients in the tier's cluster placement group, 5 outside it; 25 "
+        "with ENA Express). RTT floor: the least round trip the network "
         "kind reaches (a planning default). Clients resolve proxy.<tier>.<stack>.gpupool.internal "
         "(Cloud Map); measure the real network with gpupool netcheck probe --profile.[/dim]"
     )

@@ -226,12 +226,13 @@ def resolve_tier(
     """
     data = data or load_network_data()
     client_type, client_arch, client_srd = None, None, None
+    client_gbps: float | None = None  # the client group's baseline: its side of every flow
     if tier.clients is not None:
         client_type = tier.clients.instance_type
         row = data.get(client_type)
         if row is None:  # pragma: no cover - refused by ClientGroupConfig
             raise TierProblem("clients.instanceType", f"expected a known type, got {client_type}")
-        client_arch, client_srd = row.arch, row.ena_express
+        client_arch, client_srd, client_gbps = row.arch, row.ena_express, row.baseline_gbps
 
     def kind_of(t: InstanceType) -> NetworkKind:
         return best_kind(t, client_srd, data) if tier.network_kind == "auto" else NetworkKind.TCP
@@ -241,7 +242,7 @@ def resolve_tier(
     in_group = tier.clients_in_group
     if budget.profile is not None:
         proxy, min_gbps, max_rtt, source, predicted, unbounded = _from_profile(
-            tier, smallest, catalog, kind_of, base_dir)
+            tier, smallest, catalog, kind_of, base_dir, client_gbps)
     else:
         assert budget.min_gbps is not None and budget.max_rtt_us is not None
         min_gbps, max_rtt, source, predicted = (
@@ -257,6 +258,9 @@ def resolve_tier(
             f"is capped at {cap:g} Gbps ({proxy.instance_type} has "
             f"{proxy.network_baseline_gbps:g} Gbps baseline), got {min_gbps:g}; "
             + _faster_hint(kind, in_group)))
+    if client_gbps is not None and client_gbps < min_gbps:
+        raise _client_problem(tier, client_gbps, min_gbps, data)
+    flow = flow if client_gbps is None else min(flow, client_gbps)
     floor = DEFAULT_RTT_FLOOR_US[kind]
     if max_rtt < floor:
         better = [k for k, f in DEFAULT_RTT_FLOOR_US.items() if f <= max_rtt]
@@ -273,6 +277,20 @@ def resolve_tier(
         ena_express=bool(data.ena_express(proxy.instance_type)), rtt_unbounded=unbounded,
         clients_in_group=in_group,
     )
+
+
+def _client_problem(tier: RemoteGpuTierConfig, client_gbps: float, need: float,
+                    data: NetworkData) -> TierProblem:
+    """The client group's own baseline is below what one flow must carry."""
+    name = tier.clients.instance_type if tier.clients else ""
+    arch = row.arch if (row := data.get(name)) is not None else None
+    fits = sorted((r.baseline_gbps, t) for t in data.client_types()
+                  if (r := data.get(t)) is not None and r.arch == arch and r.baseline_gbps >= need)
+    hint = (f"; {fits[0][1]} ({fits[0][0]:g} Gbps baseline) is the least {arch} client "
+            "baseline that carries it" if fits else f"; no {arch} client type's baseline does")
+    return TierProblem("clients.instanceType", (
+        f"expected a client type whose baseline carries the budget's {need:g} Gbps per flow, "
+        f"got {name} ({client_gbps:g} Gbps baseline; its 'up to' burst does not count){hint}"))
 
 
 def _faster_hint(kind: NetworkKind, in_group: bool) -> str:
@@ -304,6 +322,7 @@ def _for_bandwidth(smallest: InstanceType, catalog: Catalog, min_gbps: float, ke
 def _from_profile(
     tier: RemoteGpuTierConfig, smallest: InstanceType, catalog: Catalog,
     kind_of: Callable[[InstanceType], NetworkKind], base_dir: Path | None,
+    client_gbps: float | None = None,
 ) -> tuple[InstanceType, float, float, str, float, bool]:
     """The cheapest size whose per-flow bandwidth, at its network kind's RTT floor, keeps the
     profile's predicted overhead within ε; and the budget figures at that size.
@@ -313,7 +332,8 @@ def _from_profile(
     :data:`RTT_CEILING_US` (reached, and flagged unbounded, when the profile makes no synchronous
     call: the model's largest round trip is then infinite). The real
     network must satisfy the profile between those two ends (``gpupool netcheck probe
-    --profile`` measures it).
+    --profile`` measures it). ``client_gbps``, the client group's baseline, bounds every flow
+    too.
     """
     from gpupool.remoting import bandwidth_min_gbps, predicted_overhead, rtt_max_us
 
@@ -332,6 +352,8 @@ def _from_profile(
         kind = kind_of(size)
         floor = DEFAULT_RTT_FLOOR_US[kind]
         flow = flow_gbps(size.network_baseline_gbps, kind, in_cluster=in_group)
+        if client_gbps is not None:
+            flow = min(flow, client_gbps)
         overhead = predicted_overhead(profile, floor, flow)
         if best is None or overhead < best[0]:
             best = (overhead, size, kind)
@@ -354,9 +376,18 @@ def _from_profile(
                 f"only {size.instance_type} carries it, a size the size policies refuse"))
         return size, min_gbps, max_rtt, source, overhead, math.isinf(allow)
     assert best is not None
+    if client_gbps is not None:  # would a client type with more bandwidth do it?
+        for size in sizes:
+            floor = DEFAULT_RTT_FLOOR_US[kind_of(size)]
+            flow = flow_gbps(size.network_baseline_gbps, kind_of(size), in_cluster=in_group)
+            need = bandwidth_min_gbps(profile, floor, eps)
+            if predicted_overhead(profile, floor, flow) <= eps and need is not None:
+                raise _client_problem(tier, client_gbps, _up(need), load_network_data())
     overhead, size, kind = best
     floor = DEFAULT_RTT_FLOOR_US[kind]
     flow = flow_gbps(size.network_baseline_gbps, kind, in_cluster=in_group)
+    if client_gbps is not None:
+        flow = min(flow, client_gbps)
     closer = ""
     if not in_group:  # would the clients' being in the group do it?
         near = next((t for t in sizes if predicted_overhead(profile, DEFAULT_RTT_FLOOR_US[

@@ -41,6 +41,10 @@ def test_plan_json_shape(stack: str, capsys: pytest.CaptureFixture[str]) -> None
     } <= types
     env = doc["envelope"]
     assert env["total"]["gpusMax"] == doc["outputs"]["gpuMax"]
+    # where each tier's clients are, and what one flow gets there (both tiers run client groups)
+    assert [(t["tier"], t["clientsInPlacementGroup"], t["flowGbps"]) for t in env["remoteGpu"]
+            ] == {"dev": [], "staging": [("embeddings", True, 5.0)],
+                  "prod": [("llm-decode", True, 10.0)]}[stack]
     assert env["total"]["perHourMax"] == doc["outputs"]["pricePerHourMax"]
     # the policy engine's reader accepts it as is
     from policies.sources.offline import parse
@@ -70,6 +74,8 @@ def test_plan_text_shows_tree_and_envelopes(capsys: pytest.CaptureFixture[str]) 
     tiers = out[out.index("Remote GPU tiers"):]
     assert "llm-decode" in tiers and "bandwidth, not GPU" in tiers and "6.4" in tiers
     assert "profile stacks/profiles/llm-decode.yaml" in tiers
+    assert ("llm-decode: TCP over ENA in a cluster placement group, 10 Gbps per flow, clients "
+            "(c6in.2xlarge) in the tier's placement group") in " ".join(tiers.split())
     assert "kubernetes.keda.sh.ScaledObject prod-onprem-embeddings-scaler" in out
     assert "Pool onprem runs on-premises Kubernetes GPUs (L40S)" in out
     assert "upper bound" in out

@@ -121,6 +121,36 @@ def test_clients_in_the_placement_group_get_10_gbps_per_flow(where: dict[str, An
     assert "in the tier's placement group" in resolved.clients_text
 
 
+def test_the_client_groups_own_baseline_bounds_every_flow() -> None:
+    """The other end of the flow: a client group's type must carry the budget too (its
+    baseline, never its 'up to' burst)."""
+    slow = {"instanceType": "c7i.xlarge", "maxSize": 2}  # 1.562 Gbps baseline, up to 12.5
+    assert problems(stack(tier(budget={"minGbps": 4, "maxRttUs": 200}, clients=slow))) == [
+        "s.yaml: gpupool:remoteGpu[0].clients.instanceType: expected a client type whose "
+        "baseline carries the budget's 4 Gbps per flow, got c7i.xlarge (1.562 Gbps baseline; its "
+        "'up to' burst does not count); c6in.xlarge (6.25 Gbps baseline) is the least x86_64 "
+        "client baseline that carries it"]
+    arm = {"instanceType": "c7g.large", "maxSize": 2}
+    line = problems(stack(tier(budget={"minGbps": 8, "maxRttUs": 200}, clients=arm)))[0]
+    assert line.endswith("c7gn.xlarge (12.5 Gbps baseline) is the least arm64 client baseline "
+                         "that carries it")
+    # a profile: embeddings needs 3.75 Gbps per flow, which c7i.xlarge's side cannot carry
+    flat = stack(tier(budget={"profile": "stacks/profiles/embeddings.yaml"}, clients=slow))
+    with pytest.raises(InputError) as info:
+        parse_flat_config(flat, "s.yaml", base_dir=ROOT)
+    assert info.value.problems == [
+        "s.yaml: gpupool:remoteGpu[0].clients.instanceType: expected a client type whose "
+        "baseline carries the budget's 3.75 Gbps per flow, got c7i.xlarge (1.562 Gbps baseline; "
+        "its 'up to' burst does not count); c6in.xlarge (6.25 Gbps baseline) is the least x86_64 "
+        "client baseline that carries it"]
+    # a client below the proxy's side sets the flow, and so the round trip the budget allows
+    fast = {"instanceType": "c6in.xlarge", "maxSize": 2}  # 6.25 Gbps, under g4dn.2xlarge's 10
+    config, _ = parse_flat_config(stack(tier(budget={"minGbps": 6, "maxRttUs": 200},
+                                             clients=fast)), "s.yaml")
+    [resolved] = resolve_tiers(config).values()
+    assert (resolved.proxy.instance_type, resolved.flow_gbps) == ("g4dn.2xlarge", 6.25)
+
+
 def test_a_client_group_is_always_in_the_placement_group() -> None:
     assert problems(stack(tier(clients={"instanceType": "c6in.2xlarge", "maxSize": 2},
                                clientsInPlacementGroup=False))) == [

@@ -156,7 +156,7 @@ def test_hardening_as_in_gpu_pool(staging: Any, lt_name: str) -> None:
     ssm = load_fixture(loaded.config.region).table("ssmParameters")
     if "client" in lt_name:
         assert lt["imageId"] == ssm[CLIENT_AMI_PARAMETERS["x86_64"]]["value"]
-        assert lt["instanceType"] == "c7i.xlarge"
+        assert lt["instanceType"] == "c6in.xlarge"
     else:
         assert lt["instanceType"] == "g4dn.xlarge"
 
@@ -425,7 +425,7 @@ def test_a_tier_whose_profile_bounds_no_round_trip_plans_and_passes(
       maxSize: 2
       port: 18515
       budget: {{profile: {tmp_path / "stream.yaml"}}}
-      clients: {{instanceType: c7i.xlarge, maxSize: 1}}
+      clients: {{instanceType: c6in.2xlarge, maxSize: 1}}
 """)
     assert main(["plan", str(path), "--format", "json"]) == 0
     text = capsys.readouterr().out

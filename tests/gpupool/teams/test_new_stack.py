@@ -87,7 +87,7 @@ def test_remote_gpu_client_is_a_proxy_tier_sized_for_its_budget() -> None:
     tier = doc["gpupool:remoteGpu"][0]
     assert tier["gpu"] == "T4" and tier["maxSize"] == 2  # TinyLlama fits a T4; the template's 2
     assert tier["budget"] == {"profile": "stacks/profiles/llm-decode.yaml"}
-    assert tier["port"] == 18515 and tier["clients"]["instanceType"] == "c7i.xlarge"
+    assert tier["port"] == 18515 and tier["clients"]["instanceType"] == "c6in.2xlarge"
     # llm-decode needs 6.4 Gbps per flow, above g4dn.xlarge's 5 Gbps baseline
     assert "# Proxies: g4dn.2xlarge (not g4dn.xlarge: one flow needs 6.4 Gbps)" in text
     assert "up to 2 x T4 (2 x g4dn.2xlarge), $1.50/h, $1,097.92/month" in text
