@@ -237,9 +237,7 @@ def resolve_tier(
     def kind_of(t: InstanceType) -> NetworkKind:
         return best_kind(t, client_srd, data) if tier.network_kind == "auto" else NetworkKind.TCP
 
-    budget = tier.budget
-    unbounded = False
-    in_group = tier.clients_in_group
+    budget, unbounded, in_group = tier.budget, False, tier.clients_in_group
     if budget.profile is not None:
         proxy, min_gbps, max_rtt, source, predicted, unbounded = _from_profile(
             tier, smallest, catalog, kind_of, base_dir, client_gbps)
@@ -332,8 +330,7 @@ def _from_profile(
     :data:`RTT_CEILING_US` (reached, and flagged unbounded, when the profile makes no synchronous
     call: the model's largest round trip is then infinite). The real
     network must satisfy the profile between those two ends (``gpupool netcheck probe
-    --profile`` measures it). ``client_gbps``, the client group's baseline, bounds every flow
-    too.
+    --profile`` measures it). ``client_gbps`` (the client group's baseline) bounds each flow.
     """
     from gpupool.remoting import bandwidth_min_gbps, predicted_overhead, rtt_max_us
 
@@ -385,9 +382,8 @@ def _from_profile(
                 raise _client_problem(tier, client_gbps, _up(need), load_network_data())
     overhead, size, kind = best
     floor = DEFAULT_RTT_FLOOR_US[kind]
-    flow = flow_gbps(size.network_baseline_gbps, kind, in_cluster=in_group)
-    if client_gbps is not None:
-        flow = min(flow, client_gbps)
+    flow = min(flow_gbps(size.network_baseline_gbps, kind, in_cluster=in_group),
+               math.inf if client_gbps is None else client_gbps)
     closer = ""
     if not in_group:  # would the clients' being in the group do it?
         near = next((t for t in sizes if predicted_overhead(profile, DEFAULT_RTT_FLOOR_US[
