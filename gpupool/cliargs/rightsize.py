@@ -31,8 +31,8 @@ def add_rightsize(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     r.add_argument("--stack", action="append", metavar="STACK", help="a stack name or file "
                    "(repeatable; default: every stacks/Pulumi.*.yaml of the project)")
     r.add_argument("--utilisation", metavar="SNAPSHOT", help="propose from a saved report "
-                   "(gpupool debt --format json --output FILE) instead of reading AWS: its "
-                   "window, regions and pools; no API call")
+                   "(gpupool debt [--stack S] --format json --output FILE) instead of reading "
+                   "AWS and Prometheus: its window, regions and pools; no API call or query")
     r.add_argument("--since", metavar="DURATION", help="window ending now (default 14d)")
     r.add_argument("--start", metavar="TIME", help="window start, ISO 8601 (UTC if no offset)")
     r.add_argument("--end", metavar="TIME", help="window end, ISO 8601 (default: now)")

@@ -1,9 +1,11 @@
 """``gpupool rightsize [--stack S ...] [--since 14d | --utilisation FILE] [--write] [--pr-body F]``.
 
-Reads the debt report of every region the stacks are in (the same reading as ``gpupool
-debt``), or a saved one (``--utilisation``, :mod:`gpupool.rightsize.snapshot`), proposes new
-sizes (:mod:`gpupool.rightsize.propose`), prints each stack file's diff or writes it
-(:mod:`gpupool.rightsize.edit`), each edited stack validated before it is written.
+Reads the debt report of every region the stacks are in and of their Kubernetes pools'
+Prometheus (the same reading as ``gpupool debt``), or a saved one (``--utilisation``,
+:mod:`gpupool.rightsize.snapshot`: both halves, no call), proposes new sizes
+(:mod:`gpupool.rightsize.propose`, :mod:`gpupool.rightsize.kubernetes`), prints each stack
+file's diff or writes it (:mod:`gpupool.rightsize.edit`), each edited stack validated before
+it is written.
 Stdout is the diff; what was left alone and why goes to stderr.
 """
 
@@ -46,8 +48,9 @@ def _stacks(names: list[str] | None) -> list[object]:
     return [load_stack(n) for n in names]
 
 
-def _saved(args: argparse.Namespace) -> tuple[list[Any], Window]:
-    """The figures and window of ``--utilisation FILE`` (no window options beside it)."""
+def _saved(args: argparse.Namespace) -> Any:
+    """The :class:`~gpupool.rightsize.snapshot.Saved` figures of ``--utilisation FILE`` (no
+    window options beside it)."""
     from gpupool.rightsize.snapshot import read_saved
 
     for flag, value in (("--since", args.since), ("--start", args.start), ("--end", args.end),
@@ -58,8 +61,7 @@ def _saved(args: argparse.Namespace) -> tuple[list[Any], Window]:
             raise InputError(f"{flag} {value}".strip() + f": expected no {flag} with "
                              "--utilisation (the snapshot's window, regions and pools are the "
                              "ones read)")
-    saved = read_saved(args.utilisation)
-    return saved.pools, saved.window
+    return read_saved(args.utilisation)
 
 
 def _live(args: argparse.Namespace, entries: list[Any]) -> tuple[list[Any], Window, int, Any]:
@@ -92,9 +94,10 @@ def run(args: argparse.Namespace) -> int:
 
     share = headroom(args.headroom)
     span = parse_duration(args.min_span, "--min-span").total_seconds() / 3600
+    saved = None
     if args.utilisation:
-        figures, window = _saved(args)
-        calls = 0
+        saved = _saved(args)
+        figures, window, calls = saved.pools, saved.window, 0
     loaded = _stacks(args.stack)
     entries = [StackEntry(s.name, s.shown_path, s.config, s.flat)  # type: ignore[attr-defined]
                for s in loaded]
@@ -102,11 +105,8 @@ def run(args: argparse.Namespace) -> int:
         figures, window, calls, deadline = _live(args, entries)
     outcome = propose(figures, window, entries, pct=args.percentile, headroom=share,
                       min_span_hours=span)
-    if args.utilisation:  # never read live beside a snapshot of another window
-        why = ("not read (--no-prometheus)" if args.no_prometheus else
-               "a Kubernetes pool: not proposed from a --utilisation snapshot (it does not "
-               "carry the pods' series); run rightsize without --utilisation")
-        outcome.skipped.extend((k.name, why) for e in entries for k in e.config.kubernetes)
+    if saved is not None:  # never read live beside a snapshot of another window
+        _saved_kubernetes(args, saved, entries, outcome, share, span)
         queries = 0
     else:
         regions = [args.region] if args.region else sorted({e.config.region for e in entries})
@@ -125,6 +125,26 @@ def run(args: argparse.Namespace) -> int:
                      f"{len({p.path for p in outcome.proposals})} stack file(s); {calls} API "
                      f"call(s), {queries} Prometheus quer(ies)\n")
     return 0
+
+
+def _saved_kubernetes(args: argparse.Namespace, saved: Any, entries: list[Any],
+                      outcome: Any, share: float, span: float) -> None:
+    """The stacks' Kubernetes pools as the snapshot saved them: proposed as a live read's."""
+    names = sorted({k.name for e in entries for k in e.config.kubernetes})
+    if args.no_prometheus:
+        outcome.skipped.extend((n, "not read (--no-prometheus)") for n in names)
+        return
+    from gpupool.rightsize.kubernetes import propose_kubernetes
+
+    outcome.skipped.extend(saved.left_alone)
+    there = {f.name for f in saved.pools if f.platform != "aws"}
+    outcome.skipped.extend(
+        (n, f"not in the snapshot {saved.path} (write one that reads it: gpupool debt --stack "
+            "STACK --format json --output FILE)") for n in names if n not in there)
+    kube = propose_kubernetes(saved.kubernetes, saved.window, entries, pct=args.percentile,
+                              headroom=share, min_span_hours=span)
+    outcome.proposals.extend(kube.proposals)
+    outcome.skipped.extend(kube.skipped)
 
 
 def _kubernetes(args: argparse.Namespace, entries: list[object], window: object,

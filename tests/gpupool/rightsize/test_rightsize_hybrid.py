@@ -7,6 +7,7 @@ keep every other byte of the file; the written stack validates and passes ``gpup
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -156,3 +157,86 @@ def test_an_unreadable_prometheus_leaves_the_pool_alone_and_aws_proceeds(
     assert "onprem: left alone: not read: http://127.0.0.1:9: " in err
     assert "minReplicas" not in out and "gpuQuota" not in out
     assert "-      minSize: 3" in out
+
+
+# -- the same run from a saved snapshot (rightsize --utilisation) ---------------------------
+
+
+def save(capsys: pytest.CaptureFixture[str], week: tuple[Window, str], path: Path) -> None:
+    """``gpupool debt --stack prod`` over the same week, both halves, as a JSON document."""
+    window, url = week
+    code = main(["debt", "--stack", "prod", "--start", iso(window.start), "--end",
+                 iso(window.end), "--period", "3600", "--resolution", "1800",
+                 "--prometheus", f"onprem={url}", "--format", "json", "--output", str(path)])
+    _, err = capsys.readouterr()
+    assert code == 0, err
+
+
+def from_snapshot(capsys: pytest.CaptureFixture[str], path: Path, *args: str
+                  ) -> tuple[int, str, str]:
+    code = main(["rightsize", "--stack", "prod", "--utilisation", str(path), *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def left_alone(err: str) -> list[str]:
+    return [x for x in err.splitlines() if "left alone" in x]
+
+
+def test_the_snapshot_gives_the_live_run_both_halves(
+        kit: Path, week: tuple[Window, str], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    stack = kit / "stacks" / "Pulumi.prod.yaml"
+    before = stack.read_text()
+    code, live_out, live_err = rightsize(capsys, week, "--pr-body", str(tmp_path / "live.md"))
+    assert code == 0, live_err
+    snap = tmp_path / "debt.json"
+    save(capsys, week, snap)
+    doc = json.loads(snap.read_text())
+    onprem = next(s for s in doc["pool_series"] if s["pool"] == "onprem")
+    assert doc["version"] == 3 and len(onprem["pods"]) == 4
+    assert onprem["namespace_labels"]["gpu-ml-platform"]["gpupool_io_pool"] == "onprem"
+
+    code, out, err = from_snapshot(capsys, snap, "--pr-body", str(tmp_path / "saved.md"))
+    assert code == 0, err
+    assert out == live_out  # the same diff, both halves
+    assert (tmp_path / "saved.md").read_text() == (tmp_path / "live.md").read_text()
+    assert left_alone(err) == left_alone(live_err) and left_alone(err)
+    assert "0 API call(s), 0 Prometheus quer(ies)" in err and "6 Prometheus" in live_err
+    assert "gpuQuota: 3" in out and "minReplicas: 1" in out  # the Kubernetes half is there
+
+    code, _, err = rightsize(capsys, week, "--write")
+    assert code == 0, err
+    live_after = stack.read_text()
+    stack.write_text(before)
+    code, _, err = from_snapshot(capsys, snap, "--write")
+    assert code == 0, err
+    assert stack.read_text() == live_after
+    assert changed_lines(before, live_after) == Counter(AWS + KUBERNETES)
+
+
+def test_a_version_2_snapshot_changes_the_aws_half_and_says_why_not_the_rest(
+        kit: Path, week: tuple[Window, str], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    snap = tmp_path / "debt.json"
+    save(capsys, week, snap)
+    doc = json.loads(snap.read_text())
+    doc["version"] = 2  # what the kit wrote before the pods were saved
+    for entry in doc["pool_series"]:
+        entry.pop("pods", None), entry.pop("namespace_labels", None)
+    snap.write_text(json.dumps(doc))
+    code, out, err = from_snapshot(capsys, snap)
+    assert code == 0, err
+    minus = Counter(x[1:] for x in out.splitlines() if x.startswith("-") and x[:3] != "---")
+    assert minus == Counter(o for o, _ in AWS)
+    assert ("gpupool rightsize: onprem: left alone: the snapshot is format version 2, which "
+            "does not carry the pods' series and namespace labels") in err
+    assert "minReplicas" not in out and "gpuQuota" not in out
+
+    doc.update(version=3)  # a snapshot that did not read the stack's Kubernetes pool
+    doc["pools"] = [p for p in doc["pools"] if p["pool"] != "onprem"]
+    doc["pool_series"] = [s for s in doc["pool_series"] if s["pool"] != "onprem"]
+    snap.write_text(json.dumps(doc))
+    code, out, err = from_snapshot(capsys, snap)
+    assert code == 0, err
+    assert f"onprem: left alone: not in the snapshot {snap}" in err

@@ -77,7 +77,7 @@ def test_snapshot_gives_the_live_proposals_diff_and_pr_body(
     code, live_out, live_err = live(capsys, window, "--pr-body", str(tmp_path / "live.md"))
     assert code == 0, live_err
     doc = save(capsys, window, tmp_path / "debt.json")
-    assert doc["version"] == 2 and len(doc["pool_series"]) == len(doc["pools"]) == 5
+    assert doc["version"] == 3 and len(doc["pool_series"]) == len(doc["pools"]) == 5
 
     code, out, err = saved(capsys, tmp_path / "debt.json", "--pr-body", str(tmp_path / "s.md"))
     assert code == 0, err
@@ -96,12 +96,14 @@ def test_snapshot_gives_the_live_proposals_diff_and_pr_body(
     assert changed_lines(before, stack.read_text()) == EXPECTED
     assert main(["validate", "prod"]) == 0
 
-    # without --no-prometheus: the Kubernetes pool is still not read live beside the snapshot
+    # without --no-prometheus: the Kubernetes pool is never read live beside the snapshot, and
+    # this one (AWS only) does not hold it (test_rightsize_hybrid: one that does)
     code, _, err = run(capsys, "rightsize", "--stack", "prod", "--utilisation",
                        str(tmp_path / "debt.json"), "--min-span", "6h")
     assert code == 0, err
-    assert "onprem: left alone: a Kubernetes pool: not proposed from a --utilisation " \
-           "snapshot" in err and "0 API call(s), 0 Prometheus" in err
+    assert f"onprem: left alone: not in the snapshot {tmp_path / 'debt.json'} (write one " \
+           "that reads it: gpupool debt --stack STACK" in err
+    assert "0 API call(s), 0 Prometheus" in err
 
 
 def test_the_saved_figures_are_the_live_figures(
@@ -181,6 +183,76 @@ BAD: list[tuple[str, Any, str]] = [
      "window: expected an end after the start by whole periods of 3600 s"),
     ("not the document", lambda d: {"pools": []}, "expected the JSON of `gpupool debt"),
 ]
+
+
+def _kube_doc() -> dict[str, Any]:
+    """The synthetic fleet and a Kubernetes pool (its entry pool_series[5]), version 3."""
+    from dataclasses import replace
+
+    from html_fleet import fleet_report
+    from kube_figures import kube_pool
+
+    from gpupool.debt.render import render_json
+
+    r = fleet_report()
+    doc: dict[str, Any] = json.loads(render_json(replace(
+        r, pools=[*r.pools, kube_pool(r.window.buckets)])))
+    return doc
+
+
+def _pod(d: dict[str, Any], i: int) -> dict[str, Any]:
+    pod: dict[str, Any] = d["pool_series"][5]["pods"][i]
+    return pod
+
+
+BAD_KUBE: list[tuple[str, Any, str]] = [
+    ("no pods", lambda d: d["pool_series"][5].pop("pods"),
+     "pool_series[5].pods: expected the pods of a kubernetes pool (a version 3 document "
+     "carries them); write one with gpupool debt --format json --output FILE"),
+    ("no labels", lambda d: d["pool_series"][5].pop("namespace_labels"),
+     "pool_series[5].namespace_labels: expected the namespace labels of a kubernetes pool"),
+    ("a pod's ragged series", lambda d: _pod(d, 0)["timeline"]["used"].pop(),
+     "pool_series[5].pods[0].timeline.used: expected 24 value(s), as many as allocated, got 23"),
+    ("a pod past the window", lambda d: _pod(d, 1).__setitem__("first_bucket", 23),
+     "pool_series[5].pods[1].first_bucket: expected the pod's 2 value(s) to end within the "
+     "window's 24 buckets, got first_bucket 23"),
+    ("a pod's bad status", lambda d: _pod(d, 0).__setitem__("status", "fine"),
+     "pool_series[5].pods[0].status: expected "),
+    ("a pod's negative GPUs", lambda d: _pod(d, 0)["timeline"]["allocated"].__setitem__(0, -1),
+     "pool_series[5].pods[0].timeline.allocated[0]: expected at least 0, got -1"),
+    ("a label not text", lambda d: d["pool_series"][5]["namespace_labels"]["vision"]
+     .__setitem__("team", 3), "pool_series[5].namespace_labels.vision.team: expected text, "
+     "got 3"),
+]
+
+
+@pytest.mark.parametrize(("case", "spoil", "message"), BAD_KUBE, ids=[b[0] for b in BAD_KUBE])
+def test_a_bad_kubernetes_entry_is_one_line_exit_2(
+        case: str, spoil: Any, message: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    doc = _kube_doc()
+    spoil(doc)
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps(doc))
+    code, out, err = saved(capsys, path)
+    assert code == 2, case
+    assert out == "" and "Traceback" not in err
+    assert err.count("\n") == 1 and err.startswith(f"gpupool rightsize: {path}: ")
+    assert message in err, err
+
+
+def test_the_kubernetes_doc_itself_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The unspoilt document of BAD_KUBE is good: each case fails for its own key."""
+    monkeypatch.chdir(ROOT)
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps(_kube_doc()))
+    code, _, err = run(capsys, "rightsize", "--stack", "prod", "--utilisation", str(path),
+                       "--min-span", "6h")
+    assert code == 0, err
+    assert "eks-gpu: left alone: not the kit's" not in err  # its labels were read back
+    assert "eks-gpu: left alone: no stack of environment 'prod' has a Kubernetes pool" in err
 
 
 @pytest.mark.parametrize(("case", "spoil", "message"), BAD, ids=[b[0] for b in BAD])
