@@ -38,6 +38,18 @@ def _private_lt(**extra: object) -> dict[str, object]:
                                            "securityGroups": ["sg-proxy"]}], **extra}}
 
 
+def _tf_group(references: dict[str, str] | None = None, **extra: object) -> dict[str, object]:
+    """A new Terraform proxy group as provider 5.x plans it: private template, one subnet; what
+    the configuration does not set (its load balancers) is left out, as the plan reader does."""
+    return {"type": "aws_autoscaling_group", "name": "proxy",
+            "address": "aws_autoscaling_group.proxy",
+            "new": {"name": "proxy", "vpc_zone_identifier": ["subnet-0a1"],
+                    "launch_template": [{"id": "lt-0proxy"}],
+                    "tag": [{"key": "gpupool:role", "value": "gpu-proxy",
+                             "propagate_at_launch": True}], **extra},
+            "references": references or {}}
+
+
 class GpuProxyPrivate(Rule):
     meta = RuleMeta(
         id="gpu-proxy-private",
@@ -115,6 +127,27 @@ class GpuProxyPrivate(Rule):
                          "lbTargetGroupArn": "arn:aws:elasticloadbalancing:us-east-1:1:tg/x"}},
             ],
             message_contains=["a load balancer is in the data path: alb"],
+        ),
+        Example(
+            title="Terraform: target_group_arns known after apply, from the plan's target group",
+            allowed=False,
+            resources=[
+                {"type": "aws_lb_target_group", "name": "proxies",
+                 "address": "aws_lb_target_group.proxies",
+                 "new": {"name": "proxies", "arn": "(known after apply)", "port": 18515}},
+                _tf_group(target_group_arns="(known after apply)",
+                          references={"target_group_arns": "aws_lb_target_group.proxies"}),
+            ],
+            message_contains=["a load balancer is in the data path: its target_group_arns "
+                              "(proxies)"],
+        ),
+        Example(
+            title="Terraform: traffic_source known after apply and no static block",
+            allowed=False,
+            unknown=True,
+            resources=[_tf_group(traffic_source="(known after apply)")],
+            message_contains=["cannot verify", "traffic_source unknown until apply",
+                              "no static traffic_source block", "--tf-root"],
         ),
         Example(
             title="Ingress rule whose security group is unknown until apply",

@@ -20,6 +20,7 @@ from policies.model import UNKNOWN, ResourceChange, ResourceKind
 
 _TARGETS: Final = {ASG: ("autoscaling_group_name",), INSTANCE: ("target_id", "instance")}
 _TARGET_KEYS: Final = ("autoscaling_group_name", "target_id", "instance")
+_BALANCERS: Final = frozenset({ResourceKind.TARGET_GROUP, ResourceKind.LOAD_BALANCER})
 
 
 class ExposureFacts(LinkIndex):
@@ -34,7 +35,13 @@ class ExposureFacts(LinkIndex):
                 value = change.after.get(key)
                 items = blocks(value)
                 if items is UNKNOWN:
-                    unknown.append(f"{key} unknown until apply")
+                    # Unknown until apply, but declared from the plan's own target group or
+                    # load balancer (`[aws_lb_target_group.x.arn]`): attached all the same.
+                    linked = self.refs(change, key, _BALANCERS)
+                    if linked:
+                        found.append(f"its {key} ({', '.join(t.name for t in linked)})")
+                    else:
+                        unknown.append(_unknown_why(change, key))
                 elif items:
                     found.append(f"its {key} ({_shown(items)})")
         found += [f"{att.name} ({att.type})" for att in self._lb_pointers().at(change)[0]]
@@ -70,6 +77,18 @@ class ExposureFacts(LinkIndex):
             out += [f"elastic IP {eip.name} on interface {eni.name}"
                     for eip in on_eni.at(eni)[0]]
         return list(dict.fromkeys(out))
+
+
+def _unknown_why(change: ResourceChange, key: str) -> str:
+    if key == "traffic_source" and ":" not in change.type:  # a Terraform type, not a token
+        # Wholly unknown although not a static block of the configuration: none, or a
+        # `dynamic "traffic_source"` block over values unknown until apply, which Terraform's
+        # JSON configuration leaves out (policies.sources.terraform_declared).
+        return ("traffic_source unknown until apply: the configuration writes no static "
+                "traffic_source block, so there is none or a dynamic one over values unknown "
+                "until apply (Terraform's JSON leaves dynamic blocks out; the group's .tf "
+                "source, beside the plan or under --tf-root, tells which)")
+    return f"{key} unknown until apply"
 
 
 def _shown(items: Sequence[Any]) -> str:
