@@ -129,7 +129,7 @@ def _load_inputs(args: argparse.Namespace, plan_files: list[str]) -> tuple[Setti
         else:
             to_load.append(name)
     try:  # plan files one plan each; Kubernetes manifests (files, directories) one plan together
-        plans = load_plans(to_load)
+        plans = load_plans(to_load, tf_root(args))  # .tf sources: --tf-root, else beside
     except InputError as e:
         problems += e.problems
     for dump in getattr(args, "cluster_dump", None) or []:  # kubectl get … -A -o json

@@ -114,15 +114,24 @@ def _detect_lines(lines: JsonLines, origin: str) -> str:
                   "objects on separate lines")
 
 
-def parse_document(doc: Any, origin: str) -> Plan:
-    """A plan from an already parsed JSON document (origin names it in errors)."""
+def parse_document(doc: Any, origin: str, tf_root: Path | None = None) -> Plan:
+    """A plan from an already parsed JSON document (origin names it in errors).
+
+    ``tf_root``: the directory of a Terraform plan's root module sources (``.tf``), where they
+    are at hand; read only for what the plan's JSON configuration leaves out (dynamic blocks).
+    """
     try:
         kind = detect(doc, origin)
         if kind == KUBERNETES:
             shown = origin
             docs = [kubernetes.YamlDocument(0, 1, doc)]
             return kubernetes.plan_of(kubernetes.manifests_of(docs, shown), origin)
-        plan = _PARSERS[kind](doc, origin)
+        if kind == TERRAFORM and tf_root is not None:
+            from policies.tfsource import dynamic_blocks_reader
+
+            plan = terraform.parse(doc, origin, dynamic_blocks_reader(doc, tf_root))
+        else:
+            plan = _PARSERS[kind](doc, origin)
     except RecursionError:
         raise problem(f"{origin}: expected a JSON plan, got nesting too deep to read") from None
     region = (plan_region(kind, doc)
@@ -132,15 +141,17 @@ def parse_document(doc: Any, origin: str) -> Plan:
     return plan
 
 
-def load_plan(path: str | Path) -> Plan:
-    """Read, detect and normalise one plan file.
+def load_plan(path: str | Path, tf_root: Path | None = None) -> Plan:
+    """Read, detect and normalise one plan file (a Terraform plan's sources: ``tf_root``, else
+    the plan file's own directory).
 
     The cyclic garbage collector is paused meanwhile: parsing allocates millions of acyclic
     containers, and the collector rescanning them made a 100k-resource plan 2-3x slower.
     """
     origin = shown_name(path)  # `-` (standard input) is shown as <stdin>
     with paused_gc():
-        return parse_document(read_json(Path(path), origin), origin)
+        return parse_document(read_json(Path(path), origin), origin,
+                              None if is_stream(Path(path)) else tf_root or Path(path).parent)
 
 
 def is_stream(path: Path) -> bool:
@@ -208,10 +219,12 @@ def _dir_entries(name: str) -> list[tuple[Path, str]]:
         raise
 
 
-def load_plans(paths: Sequence[str]) -> list[Plan]:
+def load_plans(paths: Sequence[str], tf_root: Path | None = None) -> list[Plan]:
     """Every input of a check: plan files one plan each, and every Kubernetes manifest (YAML
     files, directories, JSON objects) together as ONE plan, as ``kubectl apply -f a -f b``
-    applies them together. Raises one InputError listing every problem of every input."""
+    applies them together. Raises one InputError listing every problem of every input.
+    A Terraform plan's sources are in ``tf_root``, else beside the plan file (none for a
+    stream)."""
     plans: list[Plan] = []
     problems: list[str] = []
     manifests: list[kubernetes.Manifest] = []
@@ -235,8 +248,9 @@ def load_plans(paths: Sequence[str]) -> list[Plan]:
                     manifests.extend(kubernetes.manifests_of(docs, shown))
                     manifest_paths.append(shown)
                 else:
+                    root = tf_root if stream else tf_root or Path(name).parent
                     with paused_gc():
-                        plans.append(parse_document(doc, shown))
+                        plans.append(parse_document(doc, shown, root))
                 continue
             scanned = Path(name).is_dir()
             for path, shown in _dir_entries(name):
@@ -248,7 +262,7 @@ def load_plans(paths: Sequence[str]) -> list[Plan]:
                         with paused_gc():
                             doc = read_json(path, shown)
                         if not kubernetes.is_object(doc):
-                            plans.append(parse_document(doc, shown))
+                            plans.append(parse_document(doc, shown, tf_root or path.parent))
                             continue
                         docs = [kubernetes.YamlDocument(0, 1, doc)]
                         manifests.extend(kubernetes.manifests_of(docs, shown))

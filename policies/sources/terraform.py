@@ -12,16 +12,19 @@ place on the freshly parsed ``after`` for the same reason: a 100k-resource plan 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
 import policies.sources.fields as fields
 from policies.model import UNKNOWN, ChangeKind, Plan, ResourceChange, resource_kind
 from policies.sources.reading import fail, problem, want_list
+from policies.sources.terraform_declared import drop_undeclared
 from policies.sources.terraform_refs import References
 from policies.sources.tfaddr import Segment, split_module_address
 
 SOURCE: Final = "terraform"
+DynamicBlocks = Callable[[str], "frozenset[str] | None"]
 
 _ACTIONS: Final[dict[tuple[str, ...], ChangeKind]] = {
     ("no-op",): ChangeKind.NOOP,
@@ -41,8 +44,14 @@ _ACTIONS_HELP: Final = (
 )
 
 
-def parse(doc: dict[str, Any], origin: str) -> Plan:
-    """Normalise a Terraform JSON plan; every shape problem is a one-line InputError."""
+def parse(doc: dict[str, Any], origin: str, dynamic_blocks: DynamicBlocks | None = None
+          ) -> Plan:
+    """Normalise a Terraform JSON plan; every shape problem is a one-line InputError.
+
+    ``dynamic_blocks`` reads a resource's ``.tf`` source (by its address, without instance
+    key) for the names of the ``dynamic`` blocks it writes, None when that source is not at
+    hand: Terraform's JSON configuration leaves them out (see :mod:`terraform_declared`).
+    """
     meta: dict[str, Any] = {"format_version": _format_version(doc, origin)}
     if type(doc.get("terraform_version")) is str:
         meta["terraform_version"] = doc["terraform_version"]
@@ -61,89 +70,9 @@ def parse(doc: dict[str, Any], origin: str) -> Plan:
         if row.address == row.entry["address"]:  # not a deposed object: a live instance
             instances.setdefault(row.resource_address, []).append(row.key)
     refs = References(doc.get("configuration"), origin, instances)
-    changes = tuple(c for c in (_change(row, refs, origin) for row in rows) if c is not None)
+    changes = tuple(c for c in (_change(row, refs, origin, dynamic_blocks) for row in rows)
+                    if c is not None)
     return Plan(source=SOURCE, origin=origin, changes=changes, meta=meta)
-
-
-# Optional+Computed arguments whose absence from the configuration means AWS's default applies.
-# Terraform >= 1.0 shows them as "known after apply" when the configuration does not declare
-# them; read as unknown, the rules could only say "cannot verify" (advisory by default) where
-# the same resource in a Pulumi preview, whose inputs hold only what the program declares, is
-# a violation. With the plan's configuration at hand, an undeclared one is dropped from the
-# inputs: "not set", as in Pulumi.
-AWS_DEFAULT_WHEN_UNDECLARED: Final[dict[str, tuple[str, ...]]] = {
-    "aws_instance": ("metadata_options", "root_block_device", "ebs_block_device"),
-    "aws_launch_template": ("metadata_options",),
-    "aws_launch_configuration": ("metadata_options", "root_block_device", "ebs_block_device"),
-    "aws_ebs_volume": ("encrypted",),
-}
-# The same inside blocks the configuration declares: a root_block_device without encrypted.
-_NESTED_DEFAULTS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
-    "aws_instance": (("root_block_device", "encrypted"), ("ebs_block_device", "encrypted")),
-    "aws_launch_configuration": (("root_block_device", "encrypted"),
-                                 ("ebs_block_device", "encrypted")),
-}
-
-
-# Optional+Computed blocks that one of AWS's alternatives excludes: an autoscaling group launches
-# from exactly one of launch_configuration, launch_template or mixed_instances_policy (AWS
-# refuses a group with two), and provider 5.x plans an undeclared mixed_instances_policy as
-# "known after apply". Read as unknown, a new group with a plain `launch_template { id = … }`
-# (the most common shape) was never followed to its template: only "cannot verify". When the
-# configuration declares one of the alternatives in its static body, the block is not set.
-# Declaring none statically means a `dynamic` block (which the JSON configuration leaves out):
-# then the value stays unknown.
-EXCLUDED_BY_DECLARED: Final[dict[str, dict[str, tuple[str, ...]]]] = {
-    "aws_autoscaling_group": {
-        "mixed_instances_policy": ("launch_template", "launch_configuration"),
-    },
-}
-
-
-def _drop_undeclared(new: dict[str, Any], row: _Row, refs: References) -> None:
-    keys = AWS_DEFAULT_WHEN_UNDECLARED.get(row.rtype, ())
-    excluded = EXCLUDED_BY_DECLARED.get(row.rtype, {})
-    if not keys and not excluded:
-        return
-    unknown = [k for k in keys if _wholly_unknown(new.get(k))]
-    alternatives = [k for k in excluded if _wholly_unknown(new.get(k))]
-    nested = [(b, k) for b, k in _NESTED_DEFAULTS.get(row.rtype, ())
-              if any(_wholly_unknown(e.get(k)) for e in _block_list(new.get(b)))]
-    if not unknown and not nested and not alternatives:
-        return
-    declared = refs.expressions(row.segments, row.rel)
-    if declared is None:
-        return  # no configuration for it: the values stay unknown ("cannot verify")
-    for key in unknown:
-        if not _declares(declared, key):
-            del new[key]
-    for key in alternatives:
-        if not _declares(declared, key) and any(_declares(declared, other)
-                                                for other in excluded[key]):
-            del new[key]
-    for block, key in nested:
-        written = _block_list(declared.get(block))
-        if written and not any(_declares(w, key) for w in written):
-            for element in _block_list(new.get(block)):
-                if _wholly_unknown(element.get(key)):
-                    del element[key]
-
-
-def _declares(expressions: dict[str, Any], key: str) -> bool:
-    """Terraform 1.0 writes an undeclared block as ``null``; later versions leave it out."""
-    return expressions.get(key) not in (None, [], {})
-
-
-def _block_list(value: Any) -> list[dict[str, Any]]:
-    if type(value) is dict:
-        return [value]
-    if type(value) is list:
-        return [v for v in value if type(v) is dict]
-    return []
-
-
-def _wholly_unknown(value: Any) -> bool:
-    return value is UNKNOWN or (type(value) is list and len(value) == 1 and value[0] is UNKNOWN)
 
 
 def _refuse_values_without_changes(planned: Any, rows: list[_Row], origin: str) -> None:
@@ -280,7 +209,8 @@ def _module_part(address: str, rel: str) -> str:
     return address[:cut] if cut > 0 else ""
 
 
-def _change(row: _Row, refs: References, origin: str) -> ResourceChange | None:
+def _change(row: _Row, refs: References, origin: str, dynamic_blocks: DynamicBlocks | None
+            ) -> ResourceChange | None:
     change = row.entry.get("change")
     if type(change) is not dict:
         fail(origin, _where(row, ""), "an object", change)
@@ -320,7 +250,9 @@ def _change(row: _Row, refs: References, origin: str) -> ResourceChange | None:
             new = _merge_unknown(after if after is not None else {}, unknown) if unknown else after
     old = None if kind is ChangeKind.CREATE else before
     if new and row.mode == "managed":
-        _drop_undeclared(new, row, refs)
+        drop_undeclared(new, row.rtype, lambda: refs.expressions(row.segments, row.rel),
+                        (lambda: dynamic_blocks(row.resource_address)) if dynamic_blocks
+                        else lambda: None)
     rkind = resource_kind(row.rtype)
     if row.mode == "managed":
         where = f"resource_changes[{row.index}].change."

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,11 @@ def module_sources(plan_path: Path) -> dict[tuple[str, ...], str]:
         doc = json.loads(plan_path.read_bytes())
     except (OSError, ValueError, RecursionError):
         return {}
+    return module_sources_of(doc)
+
+
+def module_sources_of(doc: Any) -> dict[tuple[str, ...], str]:
+    """Every module call's ``source`` in a parsed plan's configuration."""
     out: dict[tuple[str, ...], str] = {}
     config = doc.get("configuration") if isinstance(doc, dict) else None
     _calls(config.get("root_module") if isinstance(config, dict) else None, (), out, 0)
@@ -81,6 +86,28 @@ class TerraformSources:
 
     def locate(self, address: str, prop: str | None, modules: ModuleSources
                ) -> Declared | NotFound:
+        found = self._find(address, modules)
+        if isinstance(found, (Declared, NotFound)):
+            return found
+        path, block = found
+        spot = block.find(prop) if prop else None
+        if spot is not None:
+            return Declared(path, spot[0], spot[1], prop)
+        return Declared(path, block.line, block.column)
+
+    def dynamic_blocks(self, address: str, modules: ModuleSources) -> frozenset[str] | None:
+        """The names of the ``dynamic`` blocks a resource's body writes (Terraform's JSON
+        configuration leaves them out); None when its source is not among these files."""
+        found = self._find(address, modules)
+        if isinstance(found, (Declared, NotFound)):
+            return None
+        return frozenset(b.labels[0] for b in found[1].blocks
+                         if b.type == "dynamic" and b.labels)
+
+    def _find(self, address: str, modules: ModuleSources
+              ) -> tuple[Path, Block] | Declared | NotFound:
+        """The resource's file and block; else where its module is called (a module from a
+        registry or git), or why it is not found."""
         m = _ADDRESS.match(address)
         if m is None:
             return NotFound(f"{address} is not a Terraform resource address")
@@ -104,11 +131,7 @@ class TerraformSources:
                 return NotFound(f"no .tf files in {directory}")
             return NotFound(f"{mode} {m.group('type')}.{m.group('name')} is not declared in "
                             f"the .tf files of {directory}")
-        path, block = found
-        spot = block.find(prop) if prop else None
-        if spot is not None:
-            return Declared(path, spot[0], spot[1], prop)
-        return Declared(path, block.line, block.column)
+        return found
 
     def _call(self, directory: Path, name: str) -> tuple[Path, Block] | None:
         return self._index(directory).get(("module", name, ""))
@@ -130,3 +153,19 @@ class TerraformSources:
                     out.setdefault(("module", block.labels[0], ""), (path, block))
         self._dirs[directory] = out
         return out
+
+
+def dynamic_blocks_reader(doc: Any, root: Path) -> Callable[[str], frozenset[str] | None]:
+    """For a Terraform plan whose root module's sources are in ``root``: resource address →
+    the names of the ``dynamic`` blocks its ``.tf`` source writes (None when not found). Files
+    are parsed on the first question, each once."""
+    sources = TerraformSources(root)
+    modules: dict[tuple[str, ...], str] | None = None
+
+    def dynamic_blocks(address: str) -> frozenset[str] | None:
+        nonlocal modules
+        if modules is None:
+            modules = module_sources_of(doc)
+        return sources.dynamic_blocks(address, modules)
+
+    return dynamic_blocks

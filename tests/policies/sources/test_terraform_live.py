@@ -58,18 +58,29 @@ EXPECTED: dict[str, Findings] = {
     # issue 16 item 16: g4dn.2xlarge proxies under an 8 Gbps budget. in_group (clients in the
     # proxies' placement group, tagged so) passes the budget; untagged (clients taken to be
     # outside: 5 Gbps per flow) and elsewhere (tagged in-group, but its client group launches
-    # into another placement group) fail it, elsewhere's client fails placement too. The rest
-    # is what provider 5.100 plans as "known after apply" for any new group (its zones, target
-    # groups, load balancers, traffic sources) and the bandwidth note on each proxy template.
+    # into another placement group) fail it, elsewhere's client fails placement too; the
+    # bandwidth note on each proxy template. What provider 5.100 plans as "known after apply"
+    # on any new group (zones, target groups, load balancers, traffic sources), which the
+    # configuration does not set, is judged as not set (tests/policies/sources/
+    # test_terraform_unknowns.py), not "cannot verify".
     "proxy-tiers/plan-create.json": {
         ("gpu-proxy-network-budget", f"module.{t}.aws_autoscaling_group.proxy", "mandatory")
         for t in ("untagged", "elsewhere")} | {
         ("gpu-proxy-placement", "module.elsewhere.aws_autoscaling_group.client[0]", "mandatory")
-    } | {(rule, f"module.{t}.{what}", "advisory")
-         for t in ("in_group", "untagged", "elsewhere")
-         for rule, what in (("gpu-smallest-instance", "aws_launch_template.proxy"),
-                            ("gpu-proxy-placement", "aws_autoscaling_group.proxy"),
-                            ("gpu-proxy-private", "aws_autoscaling_group.proxy"))},
+    } | {("gpu-smallest-instance", f"module.{t}.aws_launch_template.proxy", "advisory")
+         for t in ("in_group", "untagged", "elsewhere")},
+    # Eight new proxy groups (main.tf, groups.tf): nothing set passes (safe) or fails on what
+    # is set (spread: two zones); attachment resources and a target group reference attach a
+    # load balancer; values read at apply and a dynamic block over them stay "cannot verify".
+    "proxy-exposure/plan-create.json": {
+        ("gpu-proxy-placement", "aws_autoscaling_group.spread", "mandatory"),
+        ("gpu-proxy-placement", "aws_autoscaling_group.computed_subnets", "advisory"),
+        ("gpu-proxy-private", "aws_autoscaling_group.attached", "mandatory"),
+        ("gpu-proxy-private", "aws_autoscaling_group.traffic_attached", "mandatory"),
+        ("gpu-proxy-private", "aws_autoscaling_group.declared_tg", "mandatory"),
+        ("gpu-proxy-private", "aws_autoscaling_group.computed_tg", "advisory"),
+        ("gpu-proxy-private", "aws_autoscaling_group.dynamic_source", "advisory"),
+    },
 }
 
 
@@ -177,7 +188,8 @@ def test_terraform_plans_the_same_today(planned: dict[str, dict[str, Any]], name
     shape = [(r["address"], r["change"]["actions"]) for r in doc["resource_changes"]]
     assert shape == [(r["address"], r["change"]["actions"])
                      for r in committed["resource_changes"]]
-    assert _findings(parse_document(doc, f"live {name}")) == EXPECTED[name]
+    sources = live.LIVE / live.PLANS[name].module  # the .tf files the plan was made from
+    assert _findings(parse_document(doc, f"live {name}", sources)) == EXPECTED[name]
 
 
 def test_the_cli_config_installs_from_the_mirror_only(tmp_path: Path) -> None:

@@ -1,0 +1,155 @@
+"""What "known after apply" means for an argument the configuration never sets.
+
+Terraform shows an Optional+Computed argument as "known after apply" when the configuration does
+not declare it: the provider will read back whatever AWS holds after the apply. Read as unknown,
+the rules could only say "cannot verify" (advisory by default) where the same resource in a
+Pulumi preview, whose inputs hold only what the program declares, is judged. With the plan's
+``configuration`` at hand (the arguments and blocks each resource declares), an undeclared one
+is dropped from the inputs: "not set", as in Pulumi, and judged as such.
+
+Only where that is what AWS does, and per resource type (tables below, each with its reason):
+
+- :data:`AWS_DEFAULT_WHEN_UNDECLARED`: AWS's default applies (IMDS options, block devices,
+  EBS encryption; an autoscaling group's load balancers, which ``CreateAutoScalingGroup`` is
+  sent only when the configuration sets them).
+- :data:`EXCLUDED_BY_DECLARED`: the provider refuses the argument beside another one that the
+  configuration declares (``ConflictsWith`` / ``ExactlyOneOf`` in its schema), so it is not set.
+- :data:`NESTED_DEFAULTS`: the same inside blocks the configuration declares.
+
+An argument declared from a value unknown until apply stays unknown ("cannot verify"). Dynamic
+blocks are not in Terraform's JSON configuration (it reads the static body), so a block that
+may be written as ``dynamic`` is only ever dropped through a declared alternative.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+from policies.model import UNKNOWN
+
+AWS_DEFAULT_WHEN_UNDECLARED: Final[dict[str, tuple[str, ...]]] = {
+    "aws_instance": ("metadata_options", "root_block_device", "ebs_block_device"),
+    "aws_launch_template": ("metadata_options",),
+    "aws_launch_configuration": ("metadata_options", "root_block_device", "ebs_block_device"),
+    "aws_ebs_volume": ("encrypted",),
+    # Provider 5.x plans a new group's target_group_arns and load_balancers as "known after
+    # apply" (they are Computed so that attachment resources do not show as drift) and sends
+    # them to CreateAutoScalingGroup only when the configuration sets them: undeclared, the
+    # group has none. Attachment resources in the plan are judged on their own. These two are
+    # arguments, never blocks, so a `dynamic` block cannot hide them.
+    "aws_autoscaling_group": ("target_group_arns", "load_balancers"),
+}
+
+# The same inside blocks the configuration declares: a root_block_device without encrypted.
+NESTED_DEFAULTS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
+    "aws_instance": (("root_block_device", "encrypted"), ("ebs_block_device", "encrypted")),
+    "aws_launch_configuration": (("root_block_device", "encrypted"),
+                                 ("ebs_block_device", "encrypted")),
+}
+
+# Optional+Computed arguments that a declared alternative excludes, as the provider's schema
+# says (hashicorp/terraform-provider-aws, internal/service/autoscaling/group.go):
+# - a group launches from exactly one of launch_configuration, launch_template or
+#   mixed_instances_policy (ExactlyOneOf), and provider 5.x plans an undeclared
+#   mixed_instances_policy as "known after apply": a new group with a plain
+#   `launch_template { id = … }` (the most common shape) was never followed to its template;
+# - availability_zones and vpc_zone_identifier conflict (ConflictsWith, both ways): with
+#   subnets declared AWS takes the zones from them, which is what the placement rule reads;
+# - traffic_source ConflictsWith load_balancers and target_group_arns.
+# Declaring no alternative statically may mean a `dynamic` block (which the JSON configuration
+# leaves out): then the value stays unknown.
+EXCLUDED_BY_DECLARED: Final[dict[str, dict[str, tuple[str, ...]]]] = {
+    "aws_autoscaling_group": {
+        "mixed_instances_policy": ("launch_template", "launch_configuration"),
+        "availability_zones": ("vpc_zone_identifier",),
+        "vpc_zone_identifier": ("availability_zones",),
+        "traffic_source": ("load_balancers", "target_group_arns"),
+    },
+}
+
+# Optional+Computed blocks with no AWS default but none: an undeclared one is not set, but a
+# `dynamic` block is invisible in the JSON configuration, and one over values unknown until
+# apply (`for_each = <unknown>`) plans exactly as an undeclared block does. So these are dropped
+# only when the resource's own .tf source is at hand and writes no `dynamic` block of the name
+# (``dynamic_of``); without the source they stay unknown. A dynamic block over known values
+# plans its blocks, which the rules then judge.
+# - traffic_source: CreateAutoScalingGroup is sent TrafficSources only when the configuration
+#   sets them;
+# - a security group's ingress: a new group starts with no ingress rule, and the provider
+#   authorises only the inline rules the configuration writes (rules written as their own
+#   resources, aws_vpc_security_group_ingress_rule and the like, are judged on their own).
+NOT_SET_UNLESS_DYNAMIC: Final[dict[str, tuple[str, ...]]] = {
+    "aws_autoscaling_group": ("traffic_source",),
+    "aws_security_group": ("ingress",),
+}
+
+Declared = Callable[[], "dict[str, Any] | None"]
+Dynamic = Callable[[], "frozenset[str] | None"]
+
+
+def _no_sources() -> frozenset[str] | None:
+    return None
+
+
+def drop_undeclared(new: dict[str, Any], rtype: str, declared_of: Declared,
+                    dynamic_of: Dynamic = _no_sources) -> None:
+    """Drop from ``new`` (in place) what the tables say is not set when undeclared.
+
+    ``declared_of`` gives the configuration's expressions of the resource, or None when the
+    plan's configuration does not describe it (then every value stays unknown); ``dynamic_of``
+    the names of the ``dynamic`` blocks its .tf source writes, or None without the source.
+    Each is only called when a wholly unknown value is in question, which keeps large plans
+    fast.
+    """
+    keys = AWS_DEFAULT_WHEN_UNDECLARED.get(rtype, ())
+    excluded = EXCLUDED_BY_DECLARED.get(rtype, {})
+    maybe_dynamic = NOT_SET_UNLESS_DYNAMIC.get(rtype, ())
+    if not keys and not excluded and not maybe_dynamic:
+        return
+    unknown = [k for k in keys if _wholly_unknown(new.get(k))]
+    alternatives = [k for k in excluded if _wholly_unknown(new.get(k))]
+    nested = [(b, k) for b, k in NESTED_DEFAULTS.get(rtype, ())
+              if any(_wholly_unknown(e.get(k)) for e in _block_list(new.get(b)))]
+    blocks = [k for k in maybe_dynamic if _wholly_unknown(new.get(k))]
+    if not unknown and not nested and not alternatives and not blocks:
+        return
+    declared = declared_of()
+    if declared is None:
+        return  # no configuration for it: the values stay unknown ("cannot verify")
+    for key in unknown:
+        if not declares(declared, key):
+            del new[key]
+    for key in alternatives:
+        if not declares(declared, key) and any(declares(declared, other)
+                                               for other in excluded[key]):
+            del new[key]
+    blocks = [k for k in blocks if k in new and not declares(declared, k)]
+    if blocks:
+        dynamic = dynamic_of()
+        for key in blocks:
+            if dynamic is not None and key not in dynamic:
+                del new[key]
+    for block, key in nested:
+        written = _block_list(declared.get(block))
+        if written and not any(declares(w, key) for w in written):
+            for element in _block_list(new.get(block)):
+                if _wholly_unknown(element.get(key)):
+                    del element[key]
+
+
+def declares(expressions: dict[str, Any], key: str) -> bool:
+    """Terraform 1.0 writes an undeclared block as ``null``; later versions leave it out."""
+    return expressions.get(key) not in (None, [], {})
+
+
+def _block_list(value: Any) -> list[dict[str, Any]]:
+    if type(value) is dict:
+        return [value]
+    if type(value) is list:
+        return [v for v in value if type(v) is dict]
+    return []
+
+
+def _wholly_unknown(value: Any) -> bool:
+    return value is UNKNOWN or (type(value) is list and len(value) == 1 and value[0] is UNKNOWN)
