@@ -1,30 +1,29 @@
-# ruff: noqa: RUF001  (the multiplication sign users read in cost notes)
 """Run the enabled rules over normalised plans, apply waivers, and price the GPU changes.
 
-Waivers are applied and judged by :mod:`policies.waivers`. One pass per plan and rule, in plan
-order; the plan's links (ASG ↔ launch template
-↔ scaling policy) are indexed once (:class:`policies.facts.PlanIndex`), so evaluation grows
-linearly with the plan. A rule that raises becomes a :class:`RuleError` (the check fails); it
-never takes the other rules down with it.
+Waivers are applied and judged by :mod:`policies.waivers`, prices by :mod:`policies.cost`. One
+pass per plan and rule, in plan order; the plan's links (ASG ↔ launch template ↔ scaling
+policy) are indexed once (:class:`policies.facts.PlanIndex`), so evaluation grows linearly
+with the plan. Only the rules that read a kind of resource the plan holds are imported and run
+(:mod:`policies.rules.registry`). A rule that raises becomes a :class:`RuleError` (the check
+fails); it never takes the other rules down with it.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from functools import partial
+from typing import Any
 
 from gpupool.catalog import Catalog, load_catalog
 from gpupool.gcpause import paused_gc
-from policies.facts import PlanIndex, Side, block, number, override_weights
-from policies.facts.k8s import Census
-from policies.model import UNKNOWN, ChangeKind, Plan, ResourceChange, ResourceKind
+from policies.cost import cost_lines
+from policies.facts import PlanIndex
+from policies.model import ChangeKind, Plan, ResourceChange, ResourceKind
 from policies.result import CostLine, GpuObjects, KindCount, Result, RuleError, Violation
-from policies.rules import ALL_RULES
-from policies.rules._common import prices_of
 from policies.rules.base import Enforcement, Finding, Rule, RuleContext
+from policies.rules.registry import INFOS, RuleInfo, load
 from policies.settings import PolicySettings, Settings
 from policies.waivers import judge as judge_waivers
 
@@ -58,14 +57,14 @@ def _evaluate(plans: Sequence[Plan], settings: Settings, catalog: Catalog | None
               today: date | None, changed_only: bool) -> Result:
     catalog = catalog if catalog is not None else load_catalog()
     today = today if today is not None else date.today()
-    enabled = [(r, settings.policies[r.meta.id]) for r in ALL_RULES
-               if settings.policies[r.meta.id].enforcement is not Enforcement.DISABLED]
+    enabled = [(i, settings.policies[i.id]) for i in INFOS
+               if settings.policies[i.id].enforcement is not Enforcement.DISABLED]
     violations: list[Violation] = []
     errors: list[RuleError] = []
     cost: list[CostLine] = []
     evaluated = 0
     regional: dict[str, Catalog] = {}
-    census = Census()
+    census = _Census()
     for plan in plans:
         index = PlanIndex(plan.changes, catalog)
         plan_catalog = priced_for(plan, catalog, regional)
@@ -73,9 +72,10 @@ def _evaluate(plans: Sequence[Plan], settings: Settings, catalog: Catalog | None
         if changed_only:
             judged = tuple(c for c in plan.changes if c.change is not ChangeKind.NOOP)
         evaluated += len(judged)
-        census.add(judged)
+        kinds = {c.kind for c in plan.changes}
+        census.add(judged, kinds)
         found: list[Violation] = []
-        for rule, policy in enabled:
+        for rule, policy in _to_run(enabled, kinds, errors):
             ctx = RuleContext(plan_catalog, policy.params, index.by_address, plan_index=index)
             emit = _Emitter(rule, policy, plan, index, found)
             if rule.meta.scope == "stack":
@@ -95,13 +95,61 @@ def _evaluate(plans: Sequence[Plan], settings: Settings, catalog: Catalog | None
         violations=violations,
         errors=errors,
         sources=[p.origin for p in plans],
-        policies=[_policy_row(r, settings.policies[r.meta.id]) for r in ALL_RULES],
+        policies=[_policy_row(i, settings.policies[i.id]) for i in INFOS],
         resources_evaluated=evaluated,
         cost=cost,
-        gpu_objects=GpuObjects(census.judged, tuple(
-            KindCount(kind, api, n) for (kind, api), n in sorted(census.not_understood.items())),
-            census.objects),
+        gpu_objects=census.gpu_objects(),
     )
+
+
+def _to_run(enabled: Sequence[tuple[RuleInfo, PolicySettings]], kinds: set[ResourceKind],
+            errors: list[RuleError]) -> list[tuple[Rule, PolicySettings]]:
+    """The enabled rules that read a kind of resource the plan has, each module imported now.
+
+    A rule reads only the kinds its metadata names (tests/policies/rules/test_registry.py runs
+    every rule on every example without them: nothing), so the others cannot find anything and
+    their modules are not imported. A rule module that cannot be imported is a rule error."""
+    out = []
+    for info, policy in enabled:
+        if kinds.isdisjoint(info.kinds):
+            continue
+        try:
+            out.append((load(info.id), policy))
+        except Exception as e:  # a broken rule module fails the check, never passes it
+            errors.append(RuleError(info.id, f"rule could not be loaded: {type(e).__name__}: "
+                                             f"{e}"))
+    return out
+
+
+_K8S_KINDS = frozenset({ResourceKind.K8S_WORKLOAD, ResourceKind.K8S_MANIFEST,
+                        ResourceKind.K8S_OBJECT, ResourceKind.K8S_NAMESPACE,
+                        ResourceKind.K8S_RESOURCE_QUOTA, ResourceKind.K8S_AUTOSCALER,
+                        ResourceKind.KARPENTER_NODE_POOL})
+
+
+class _Census:
+    """:class:`policies.facts.k8s.Census` over the plans that hold Kubernetes objects (the
+    Kubernetes readers are imported only then)."""
+
+    def __init__(self) -> None:
+        self.census: Any = None
+
+    def add(self, changes: Sequence[ResourceChange], kinds: set[ResourceKind]) -> None:
+        if kinds.isdisjoint(_K8S_KINDS):
+            return
+        if self.census is None:
+            from policies.facts.k8s import Census
+
+            self.census = Census()
+        self.census.add(changes)
+
+    def gpu_objects(self) -> GpuObjects:
+        c = self.census
+        if c is None:
+            return GpuObjects(0, (), 0)
+        return GpuObjects(c.judged, tuple(
+            KindCount(kind, api, n) for (kind, api), n in sorted(c.not_understood.items())),
+            c.objects)
 
 
 def priced_for(plan: Plan, catalog: Catalog, cache: dict[str, Catalog]) -> Catalog:
@@ -233,125 +281,12 @@ def level(finding: Finding, policy: PolicySettings) -> Enforcement:
     return policy.enforcement
 
 
-def _policy_row(rule: Rule, policy: PolicySettings) -> dict[str, str]:
+def _policy_row(rule: RuleInfo, policy: PolicySettings) -> dict[str, str]:
     return {
-        "id": rule.meta.id,
-        "title": rule.meta.title,
+        "id": rule.id,
+        "title": rule.title,
         "enforcement": policy.enforcement.value,
-        "default_enforcement": rule.meta.default_enforcement.value,
-        "scope": rule.meta.scope,
-        "rationale": rule.meta.rationale,
+        "default_enforcement": rule.default_enforcement.value,
+        "scope": rule.scope,
+        "rationale": rule.rationale,
     }
-
-
-# --------------------------------------------------------------------------- cost
-
-
-@dataclass(frozen=True, slots=True)
-class _Price:
-    per_hour: float | None  # None: cannot be priced
-    gpu: bool  # does this side run GPU instances?
-    note: str = ""
-
-
-_NOTHING = _Price(0.0, False)
-
-
-def cost_lines(plan: Plan, index: PlanIndex, catalog: Catalog) -> list[CostLine]:
-    """On-demand cost before and after for the plan's GPU instances, groups and node groups.
-
-    Groups are priced at their maximum size (the most the plan lets them cost) with the first of
-    their GPU types, the one on-demand capacity is launched from; launch templates and
-    configurations cost nothing by themselves.
-    """
-    out = []
-    for change in plan.changes:
-        if change.change in (ChangeKind.NOOP, ChangeKind.READ):
-            continue
-        if change.kind is ResourceKind.INSTANCE:
-            price = _instance_price
-        elif change.kind in (ResourceKind.AUTOSCALING_GROUP, ResourceKind.EKS_NODE_GROUP):
-            price = _group_price
-        else:
-            continue
-        before = price(change, "old", index, catalog)
-        after = price(change, "new", index, catalog)
-        if not (before.gpu or after.gpu):
-            continue
-        notes = [n for n in (f"before: {before.note}" if before.note else "",
-                             f"after: {after.note}" if after.note else "") if n]
-        if before.note and before.note == after.note:
-            notes = [before.note]
-        out.append(CostLine(change.address, _round(before.per_hour), _round(after.per_hour),
-                            "; ".join([change.change.value, prices_of(catalog), *notes])))
-    return out
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
-
-
-def _side_present(change: ResourceChange, side: Side) -> bool | None:
-    """Does the resource exist on this side? None: it does, but its inputs are not known."""
-    if side == "old":
-        if change.change is ChangeKind.CREATE:
-            return False
-        return None if change.old is None else True
-    return change.change is not ChangeKind.DELETE and change.new is not None
-
-
-def _instance_price(change: ResourceChange, side: Side, index: PlanIndex,
-                    catalog: Catalog) -> _Price:
-    present = _side_present(change, side)
-    if present is False:
-        return _NOTHING
-    if present is None:
-        return _Price(None, False, "old inputs not known")
-    types = index.own_types(change, side)
-    if types.unknown:
-        return _Price(None, False, types.unknown)
-    if not types.known:  # an instance launched from a launch template of the plan
-        link = index.launch_templates(change, side)
-        if link.targets:
-            types = index.own_types(link.targets[0], side)
-    row = catalog.get(types.known[0]) if types.known else None
-    if row is None:
-        return _Price(None, False)
-    if row.price_per_hour is None:
-        return _Price(None, True, f"no recorded price for {row.instance_type}")
-    return _Price(row.price_per_hour, True)
-
-
-def _group_price(change: ResourceChange, side: Side, index: PlanIndex,
-                 catalog: Catalog) -> _Price:
-    present = _side_present(change, side)
-    if present is False:
-        return _NOTHING
-    if present is None:
-        return _Price(None, False, "old inputs not known")
-    inputs = change.after if side == "new" else change.before
-    types = index.instance_types(change, side)
-    rows = [r for r in (catalog.get(t) for t in types.known) if r is not None]
-    if not rows:
-        return _Price(None, False, types.unknown or "")
-    if change.kind is ResourceKind.EKS_NODE_GROUP:
-        scaling = block(inputs.get("scaling_config"))
-        size = UNKNOWN if scaling is UNKNOWN else (
-            None if scaling is None else number(scaling.get("max_size")))
-    else:
-        size = number(inputs.get("max_size"))
-    if not isinstance(size, float):
-        what = "unknown until apply" if size is UNKNOWN else "not set"
-        return _Price(None, True, f"max size {what}")
-    weights = override_weights(inputs) if change.kind is ResourceKind.AUTOSCALING_GROUP else {}
-    row = rows[0]  # on-demand capacity takes the types in priority order: the first one
-    if row.price_per_hour is None:
-        return _Price(None, True, f"no recorded price for {row.instance_type}")
-    instances = math.ceil(size / weights.get(row.instance_type, 1.0))
-    total = instances * row.price_per_hour
-    note = f"at max size {instances} × {row.instance_type}"
-    if len(rows) > 1:
-        note += " (the first of its GPU types, on-demand priority order)"
-    if types.unknown:
-        note += f"; {types.unknown}"
-    return _Price(total, True, note)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from policies.rules.base import Enforcement
+from policies.rules.params import Enforcement
 
 
 @dataclass(frozen=True, slots=True)

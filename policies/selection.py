@@ -17,7 +17,7 @@ from fnmatch import fnmatchcase
 from gpupool.errors import InputError
 from gpupool.suggest import did_you_mean
 from policies.rules import rule_ids
-from policies.rules.base import Enforcement
+from policies.rules.params import Enforcement
 from policies.settings import Settings
 
 

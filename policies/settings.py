@@ -50,9 +50,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from gpupool.errors import InputError
 from gpupool.suggest import did_you_mean
-from policies.rules import ALL_RULES, rule_ids
-from policies.rules.base import Enforcement, RuleParams
-from policies.rules.params import aliases
+from policies.rules import rule_ids
+from policies.rules.params import Enforcement, RuleParams, aliases
+from policies.rules.registry import INFOS, default_params, load
 
 ALL_KEY: Final = "all"
 LEVEL_KEY: Final = "enforcementLevel"
@@ -69,11 +69,37 @@ if TYPE_CHECKING:  # pydantic: imported only to read a config or a waivers file
     from policies.waiver_file import Waiver
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PolicySettings:
+    """A policy's enforcement and parameters. ``configured`` None: the rule's defaults, made on
+    first use of :attr:`params` (so a check imports only the rules it runs)."""
+
     enforcement: Enforcement
-    params: RuleParams
+    configured: RuleParams | None = None
     baseline: str | None = None  # kept for the CrossGuard pack; gpupool check ignores it
+    rule_id: str = ""  # whose defaults ``params`` are when nothing is configured
+
+    def __post_init__(self) -> None:
+        if self.configured is None and not self.rule_id:
+            raise TypeError("PolicySettings needs its parameters or the rule_id of its defaults")
+
+    @property
+    def params(self) -> RuleParams:
+        if self.configured is not None:
+            return self.configured
+        return default_params(self.rule_id)
+
+    def with_params(self, params: RuleParams) -> PolicySettings:
+        return replace(self, configured=params)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PolicySettings):
+            return NotImplemented
+        return ((self.enforcement, self.baseline, self.params)
+                == (other.enforcement, other.baseline, other.params))
+
+    def __hash__(self) -> int:
+        return hash((self.enforcement, self.baseline))
 
 
 @dataclass(frozen=True)
@@ -88,8 +114,7 @@ class Settings:
 
     @classmethod
     def default(cls) -> Settings:
-        return cls({r.meta.id: PolicySettings(r.meta.default_enforcement, r.parse_params())
-                    for r in ALL_RULES})
+        return cls({i.id: PolicySettings(i.default_enforcement, rule_id=i.id) for i in INFOS})
 
     def enforcement(self, rule_id: str) -> Enforcement:
         return self.policies[rule_id].enforcement
@@ -131,8 +156,6 @@ def _level(value: Any, path: str, key: str, problems: list[str]) -> Enforcement 
 
 def parse_config(doc: Any, path: str) -> Settings:
     """Validate a policy config document (Pulumi ``--policy-pack-config`` shape)."""
-    from pydantic import ValidationError
-
     if doc is None:
         doc = {}
     if not isinstance(doc, Mapping):
@@ -158,9 +181,9 @@ def parse_config(doc: Any, path: str) -> Settings:
         if key != ALL_KEY and key not in known:
             problems.append(f"{path}: {key}: unknown policy ID{did_you_mean(str(key), known)} "
                             f"(known: {', '.join(known)})")
-    for rule in ALL_RULES:
-        rid = rule.meta.id
-        level = default_level or rule.meta.default_enforcement
+    for info in INFOS:  # a rule module is imported only when its parameters are configured
+        rid = info.id
+        level = default_level or info.default_enforcement
         raw: dict[str, Any] = {}
         baseline: str | None = None
         value = doc.get(rid)
@@ -168,7 +191,7 @@ def parse_config(doc: Any, path: str) -> Settings:
             raw = {str(k): v for k, v in value.items()}
             if LEVEL_KEY in raw:
                 level = _level(raw.pop(LEVEL_KEY), path, f"{rid}.{LEVEL_KEY}", problems) or level
-            if rule.meta.needs_old_inputs and BASELINE_KEY in raw:
+            if info.needs_old_inputs and BASELINE_KEY in raw:
                 given = raw.pop(BASELINE_KEY)
                 if isinstance(given, str) and given.strip():
                     baseline = given
@@ -177,7 +200,7 @@ def parse_config(doc: Any, path: str) -> Settings:
                 elif given not in (None, ""):
                     problems.append(f"{path}: {rid}.{BASELINE_KEY}: expected a file path, "
                                     f"got {given!r}")
-            if rule.meta.needs_old_inputs and REQUIRE_BASELINE_KEY in raw:
+            if info.needs_old_inputs and REQUIRE_BASELINE_KEY in raw:
                 required = raw.pop(REQUIRE_BASELINE_KEY)
                 if not isinstance(required, bool):
                     problems.append(f"{path}: {rid}.{REQUIRE_BASELINE_KEY}: expected true or "
@@ -186,12 +209,18 @@ def parse_config(doc: Any, path: str) -> Settings:
             level = _level(value, path, rid, problems) or level
         elif rid in doc:
             problems.append(f"{path}: {rid}: expected one of {_LEVELS} or a mapping, got null")
+        if not raw:
+            policies[rid] = PolicySettings(level, None, baseline, rid)
+            continue
+        from pydantic import ValidationError
+
+        rule = load(rid)
         try:
             params = rule.parse_params(raw)
         except ValidationError as e:
             problems.extend(_param_problems(e, path, rid, rule.meta.params))
             continue
-        policies[rid] = PolicySettings(level, params, baseline)
+        policies[rid] = PolicySettings(level, params, baseline, rid)
     if problems:
         raise InputError(problems)
     return Settings(policies, config_path=path, notes=tuple(notes))

@@ -21,7 +21,7 @@ from datetime import date
 from typing import TYPE_CHECKING
 
 from policies.result import Violation
-from policies.rules.base import Enforcement
+from policies.rules.params import Enforcement
 from policies.settings import WAIVER_POLICY, Settings
 
 if TYPE_CHECKING:

@@ -209,7 +209,7 @@ def with_teams(settings: Settings, path: str) -> Settings:
     raw = dump(current.params, exclude_defaults=True)
     params = get_rule(rule_id).parse_params(params_with_file(raw, path))
     return replace(settings, policies={**settings.policies,
-                                       rule_id: replace(current, params=params)})
+                                       rule_id: current.with_params(params)})
 
 
 def with_utilisation(settings: Settings, path: str) -> Settings:
@@ -225,7 +225,7 @@ def with_utilisation(settings: Settings, path: str) -> Settings:
     raw = dump(current.params, exclude_defaults=True)
     params = rule.parse_params({**raw, "utilisationSnapshot": str(Path(path).resolve())})
     return replace(settings, policies={**settings.policies,
-                                       rule.meta.id: replace(current, params=params)})
+                                       rule.meta.id: current.with_params(params)})
 
 
 def with_waiver_detail(result: Result, settings: Settings) -> Result:

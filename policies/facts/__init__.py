@@ -16,12 +16,14 @@ size, chargeback tag values), ``network`` (a subpackage: proxy roles and budgets
 ingress, load balancers), ``k8s`` (a subpackage: objects, one reader per workload kind, pod
 GPUs, quotas, autoscalers, Karpenter requirements) and ``index`` (:class:`PlanIndex`, the links
 between the resources of one plan). This package re-exports
-them, so ``from policies.facts import PlanIndex`` keeps working.
+them, so ``from policies.facts import PlanIndex`` keeps working; the Kubernetes names are
+imported on first use (a check of a Terraform plan never loads the Kubernetes readers).
 """
 
 from __future__ import annotations
 
-from policies.facts import k8s
+from typing import TYPE_CHECKING, Any, Final
+
 from policies.facts.capacity import Capacity, gpu_capacity, tag_value
 from policies.facts.index import GroupPolicies, Link, PlanIndex
 from policies.facts.instances import (
@@ -33,21 +35,6 @@ from policies.facts.instances import (
     override_weights,
     overrides,
     own_instance_types,
-)
-from policies.facts.k8s import (
-    ContainerGpus,
-    K8sObject,
-    NodeRequirements,
-    PodGpus,
-    Quantity,
-    QuotaGpus,
-    ScaleTarget,
-    k8s_object,
-    namespace_key,
-    node_requirements,
-    quantity,
-    quota_gpus,
-    scale_target,
 )
 from policies.facts.network import Budget, Found, NetworkIndex, budget_number, own_tag
 from policies.facts.requirements import Selection
@@ -65,6 +52,49 @@ from policies.facts.values import (
     number,
     text,
 )
+
+_K8S: Final = frozenset({
+    "ContainerGpus",
+    "K8sObject",
+    "NodeRequirements",
+    "PodGpus",
+    "Quantity",
+    "QuotaGpus",
+    "ScaleTarget",
+    "k8s_object",
+    "namespace_key",
+    "node_requirements",
+    "quantity",
+    "quota_gpus",
+    "scale_target",
+})
+
+if TYPE_CHECKING:
+    from policies.facts import k8s
+    from policies.facts.k8s import (
+        ContainerGpus,
+        K8sObject,
+        NodeRequirements,
+        PodGpus,
+        Quantity,
+        QuotaGpus,
+        ScaleTarget,
+        k8s_object,
+        namespace_key,
+        node_requirements,
+        quantity,
+        quota_gpus,
+        scale_target,
+    )
+
+
+def __getattr__(name: str) -> Any:  # the Kubernetes facts, imported on first use
+    if name == "k8s" or name in _K8S:
+        import policies.facts.k8s as k8s_facts
+
+        return k8s_facts if name == "k8s" else getattr(k8s_facts, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Budget",

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from policies.result import CostLine, Result, Violation
-from policies.rules.base import Enforcement
+from policies.rules.params import Enforcement
 
 HOURS_PER_MONTH: Final = 730  # AWS's own convention for monthly on-demand figures
 

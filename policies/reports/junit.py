@@ -23,7 +23,7 @@ from typing import Any
 
 from policies.reports._common import policy_index, resource_names, waiver_justification
 from policies.result import Result, RuleError, Violation
-from policies.rules.base import Enforcement
+from policies.rules.params import Enforcement
 
 # XML 1.0 cannot carry these at all, escaped or not; a plan's strings might contain them.
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

@@ -46,7 +46,7 @@ from policies.reports._common import (
 )
 from policies.reports.sarif_locations import Locator, address_lines
 from policies.result import Result, RuleError, Violation
-from policies.rules.base import Enforcement
+from policies.rules.params import Enforcement
 
 SCHEMA_URI: Final = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT_KEY: Final = "gpupoolFinding/v1"

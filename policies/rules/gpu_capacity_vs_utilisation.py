@@ -26,24 +26,17 @@ from policies.facts import PlanIndex, text
 from policies.model import ChangeKind, ResourceChange, ResourceKind
 from policies.rules._asg_raise import describe, gpu_types, match, raised
 from policies.rules._common import cannot_verify
-from policies.rules._k8s_raise import KINDS as KUBE_KINDS
-from policies.rules._k8s_raise import kube_raise
 from policies.rules._utilisation_verdict import verdict
-from policies.rules.base import (
-    Enforcement,
-    Example,
-    Finding,
-    Rule,
-    RuleContext,
-    RuleMeta,
-    RuleParams,
-)
-from policies.rules.params import param
+from policies.rules.base import Enforcement, Example, Finding, Rule, RuleContext, RuleMeta
+from policies.rules.params import RuleParams, param
 
 if TYPE_CHECKING:  # pydantic models, imported by load() only when a snapshot is given
     from gpupool.debt.snapshot import Snapshot, SnapshotPool
 
 _SKIPPED = (ChangeKind.DELETE, ChangeKind.READ, ChangeKind.NOOP)
+# What _k8s_raise reads (its KINDS, written here so a plan without them never imports it).
+KUBE_KINDS = frozenset({ResourceKind.K8S_AUTOSCALER, ResourceKind.KARPENTER_NODE_POOL,
+                        ResourceKind.K8S_RESOURCE_QUOTA, ResourceKind.K8S_MANIFEST})
 
 
 @dataclass(frozen=True)
@@ -133,8 +126,12 @@ class GpuCapacityVsUtilisation(Rule):
         params: Params = ctx.params
         plan = ctx.plan if (ctx.plan_index is not None or ctx.index) else PlanIndex(changes)
         groups = [g for g in plan.groups if g.change not in _SKIPPED]
-        kube = [(c, r) for c in changes if c.kind in KUBE_KINDS and c.change not in _SKIPPED
-                and (r := kube_raise(c)) is not None]
+        kube = []
+        if any(c.kind in KUBE_KINDS for c in changes):  # the Kubernetes readers: only then
+            from policies.rules._k8s_raise import kube_raise
+
+            kube = [(c, r) for c in changes if c.kind in KUBE_KINDS and c.change not in _SKIPPED
+                    and (r := kube_raise(c)) is not None]
         if not groups and not kube:
             return
         try:

@@ -23,7 +23,6 @@ from policies.rules._common import (
     prices_of,
     usd,
 )
-from policies.rules._pod_upsize import pod_upsize
 from policies.rules._proxy import bandwidth_sizing, proxy_min_gbps
 from policies.rules._type_pairs import maybe_gpu, shown, type_pairs
 from policies.rules.base import (
@@ -279,7 +278,9 @@ class GpuNoVerticalUpsize(Rule):
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         if change.change not in (ChangeKind.UPDATE, ChangeKind.REPLACE):
             return
-        if change.kind in POD_KINDS:
+        if change.kind in POD_KINDS:  # the Kubernetes readers are imported for pods only
+            from policies.rules._pod_upsize import pod_upsize
+
             yield from pod_upsize(change)
             return
         params: Params = ctx.params

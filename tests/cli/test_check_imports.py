@@ -41,13 +41,49 @@ def _among(modules: list[str], names: tuple[str, ...]) -> list[str]:
     return [m for m in modules if any(m == n or m.startswith(n + ".") for n in names)]
 
 
+def _rules_loaded(modules: list[str]) -> set[str]:
+    """The policy IDs whose rule module the check imported."""
+    from policies.rules.registry import INFOS
+
+    return {i.id for i in INFOS if f"policies.rules.{i.module}" in modules}
+
+
+def _rules_reading(path: Path) -> set[str]:
+    """The policy IDs that read a kind of resource the plan holds."""
+    from policies.rules.registry import INFOS
+    from policies.sources import load_plans
+
+    kinds = {c.kind for plan in load_plans([str(path)]) for c in plan.changes}
+    assert kinds
+    return {i.id for i in INFOS if not i.kinds.isdisjoint(kinds)}
+
+
 @pytest.mark.parametrize("plan", [TF_UPSIZE, PULUMI_UPSIZE], ids=["terraform", "pulumi"])
 def test_a_plan_check_loads_no_pydantic_yaml_or_pulumi(plan: Path, tmp_path: Path) -> None:
     code, modules = _loaded("check", str(plan), "--format", "json",
                             "--output", str(tmp_path / "r.json"))
     assert code == 1  # the fixture's violations were found: the check really ran
-    assert json.loads((tmp_path / "r.json").read_text())["verdict"] == "fail"
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["verdict"] == "fail"
     assert _among(modules, NOT_ON_A_PLAN_CHECK) == []
+    # Only the rules that read the plan's kinds were imported, and no Kubernetes reader: the
+    # report still lists every rule, from the generated index (policies/rules/_index.py).
+    assert _rules_loaded(modules) == _rules_reading(plan)
+    assert "k8s-gpu-limits" not in _rules_loaded(modules)
+    assert _among(modules, ("policies.facts.k8s",)) == []
+    assert len(report["policies"]) == 20
+
+
+def test_a_kubernetes_plan_brings_in_the_kubernetes_rules(tmp_path: Path) -> None:
+    """The counter-case: a Terraform plan of a Kubernetes Deployment imports the readers and
+    the rules of Kubernetes objects."""
+    plan = FIXTURES / "terraform" / "kubernetes-deployment.json"
+    code, modules = _loaded("check", str(plan), "--format", "json",
+                            "--output", str(tmp_path / "r.json"))
+    assert code in (0, 1), code
+    assert "policies.facts.k8s" in modules
+    assert {"k8s-gpu-limits", "k8s-gpu-per-container"} <= _rules_loaded(modules)
+    assert _rules_reading(plan) <= _rules_loaded(modules)
 
 
 def test_a_config_brings_in_validation(tmp_path: Path) -> None:
@@ -68,3 +104,6 @@ def test_a_manifest_check_loads_no_pydantic_or_pulumi(tmp_path: Path) -> None:
     assert code in (0, 1), code
     assert "yaml" in modules  # manifests are YAML: the counter-case of the plan checks
     assert _among(modules, tuple(n for n in NOT_ON_A_PLAN_CHECK if n != "yaml")) == []
+    # (k8s-cpu-pods-off-gpu-nodes borrows karpenter-gpu-smallest's type judgement)
+    assert _rules_reading(FIXTURES / "kubernetes") <= _rules_loaded(modules)
+    assert "imdsv2-required" not in _rules_loaded(modules)  # an AWS-only rule

@@ -105,7 +105,7 @@ def test_a_rule_that_raises_is_an_error_that_fails_the_check(
 
 
 def test_a_stack_rule_that_raises(monkeypatch: pytest.MonkeyPatch) -> None:
-    rule = get_rule("gpu-pool-scales-on-utilisation")
+    rule = get_rule("gpu-proxy-placement")  # reads launch templates
 
     def boom(changes: object, ctx: RuleContext) -> Iterable[Finding]:
         yield from ()
@@ -113,7 +113,27 @@ def test_a_stack_rule_that_raises(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(rule, "check", boom)
     [e] = check(plan(GOOD_LT)).errors
-    assert e.policy == "gpu-pool-scales-on-utilisation" and e.resource is None
+    assert e.policy == "gpu-proxy-placement" and e.resource is None
+
+
+def test_a_rule_runs_only_on_plans_holding_a_kind_it_reads(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """gpu-pool-scales-on-utilisation reads groups and scaling policies: a plan of a launch
+    template alone never runs it (tests/policies/rules/test_registry.py: it could find
+    nothing there), and it is still listed with its enforcement."""
+    rule = get_rule("gpu-pool-scales-on-utilisation")
+
+    def boom(changes: object, ctx: RuleContext) -> Iterable[Finding]:
+        raise KeyError("ran")
+
+    monkeypatch.setattr(rule, "check", boom)
+    result = check(plan(GOOD_LT))
+    assert result.errors == [] and result.verdict == "pass"
+    assert "gpu-pool-scales-on-utilisation" in [p["id"] for p in result.policies]
+    group = {"type": "aws:autoscaling/group:Group", "name": "asg",
+             "new": {"minSize": 0, "maxSize": 2}}
+    [e] = check(plan(GOOD_LT, group)).errors
+    assert e.policy == "gpu-pool-scales-on-utilisation" and "KeyError" in e.message
 
 
 def waiver(**kw: Any) -> Waiver:

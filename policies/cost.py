@@ -1,0 +1,127 @@
+# ruff: noqa: RUF001  (the multiplication sign users read in cost notes)
+"""The cost effect of a plan's GPU changes: on-demand price per hour before and after.
+
+Groups are priced at their maximum size with the first of their GPU types; what cannot be priced
+(unknown sizes or types, no recorded price) says why in the line's note, never a guess.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from gpupool.catalog import Catalog
+from policies.facts import PlanIndex, Side, block, number, override_weights
+from policies.model import UNKNOWN, ChangeKind, Plan, ResourceChange, ResourceKind
+from policies.result import CostLine
+from policies.rules._common import prices_of
+
+
+@dataclass(frozen=True, slots=True)
+class _Price:
+    per_hour: float | None  # None: cannot be priced
+    gpu: bool  # does this side run GPU instances?
+    note: str = ""
+
+
+_NOTHING = _Price(0.0, False)
+
+
+def cost_lines(plan: Plan, index: PlanIndex, catalog: Catalog) -> list[CostLine]:
+    """On-demand cost before and after for the plan's GPU instances, groups and node groups.
+
+    Groups are priced at their maximum size (the most the plan lets them cost) with the first of
+    their GPU types, the one on-demand capacity is launched from; launch templates and
+    configurations cost nothing by themselves.
+    """
+    out = []
+    for change in plan.changes:
+        if change.change in (ChangeKind.NOOP, ChangeKind.READ):
+            continue
+        if change.kind is ResourceKind.INSTANCE:
+            price = _instance_price
+        elif change.kind in (ResourceKind.AUTOSCALING_GROUP, ResourceKind.EKS_NODE_GROUP):
+            price = _group_price
+        else:
+            continue
+        before = price(change, "old", index, catalog)
+        after = price(change, "new", index, catalog)
+        if not (before.gpu or after.gpu):
+            continue
+        notes = [n for n in (f"before: {before.note}" if before.note else "",
+                             f"after: {after.note}" if after.note else "") if n]
+        if before.note and before.note == after.note:
+            notes = [before.note]
+        out.append(CostLine(change.address, _round(before.per_hour), _round(after.per_hour),
+                            "; ".join([change.change.value, prices_of(catalog), *notes])))
+    return out
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def _side_present(change: ResourceChange, side: Side) -> bool | None:
+    """Does the resource exist on this side? None: it does, but its inputs are not known."""
+    if side == "old":
+        if change.change is ChangeKind.CREATE:
+            return False
+        return None if change.old is None else True
+    return change.change is not ChangeKind.DELETE and change.new is not None
+
+
+def _instance_price(change: ResourceChange, side: Side, index: PlanIndex,
+                    catalog: Catalog) -> _Price:
+    present = _side_present(change, side)
+    if present is False:
+        return _NOTHING
+    if present is None:
+        return _Price(None, False, "old inputs not known")
+    types = index.own_types(change, side)
+    if types.unknown:
+        return _Price(None, False, types.unknown)
+    if not types.known:  # an instance launched from a launch template of the plan
+        link = index.launch_templates(change, side)
+        if link.targets:
+            types = index.own_types(link.targets[0], side)
+    row = catalog.get(types.known[0]) if types.known else None
+    if row is None:
+        return _Price(None, False)
+    if row.price_per_hour is None:
+        return _Price(None, True, f"no recorded price for {row.instance_type}")
+    return _Price(row.price_per_hour, True)
+
+
+def _group_price(change: ResourceChange, side: Side, index: PlanIndex,
+                 catalog: Catalog) -> _Price:
+    present = _side_present(change, side)
+    if present is False:
+        return _NOTHING
+    if present is None:
+        return _Price(None, False, "old inputs not known")
+    inputs = change.after if side == "new" else change.before
+    types = index.instance_types(change, side)
+    rows = [r for r in (catalog.get(t) for t in types.known) if r is not None]
+    if not rows:
+        return _Price(None, False, types.unknown or "")
+    if change.kind is ResourceKind.EKS_NODE_GROUP:
+        scaling = block(inputs.get("scaling_config"))
+        size = UNKNOWN if scaling is UNKNOWN else (
+            None if scaling is None else number(scaling.get("max_size")))
+    else:
+        size = number(inputs.get("max_size"))
+    if not isinstance(size, float):
+        what = "unknown until apply" if size is UNKNOWN else "not set"
+        return _Price(None, True, f"max size {what}")
+    weights = override_weights(inputs) if change.kind is ResourceKind.AUTOSCALING_GROUP else {}
+    row = rows[0]  # on-demand capacity takes the types in priority order: the first one
+    if row.price_per_hour is None:
+        return _Price(None, True, f"no recorded price for {row.instance_type}")
+    instances = math.ceil(size / weights.get(row.instance_type, 1.0))
+    total = instances * row.price_per_hour
+    note = f"at max size {instances} × {row.instance_type}"
+    if len(rows) > 1:
+        note += " (the first of its GPU types, on-demand priority order)"
+    if types.unknown:
+        note += f"; {types.unknown}"
+    return _Price(total, True, note)
