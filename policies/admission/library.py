@@ -10,7 +10,13 @@ semantics (k8s.io/apiserver/pkg/cel/library/quantity.go; cel-go's ext strings):
   decimal number, then a binary-SI suffix Ki…Ei, a decimal-SI suffix m, k, M…E, or a decimal
   exponent e/E±n); values are exact fractions, as the API server's inf.Dec are.
 - strings: ``<string>.split(separator)``, ``<list>.join(separator)``.
-- lists: ``<list>.indexOf(value)`` (the first index of an equal element, -1 when none).
+- lists: ``<list>.indexOf(value)`` (the first index of an equal element, -1 when none),
+  ``<list>.sum()`` (int, uint, double or duration elements, added to the type's zero in list
+  order; int overflow is an error) and ``<list>.max()`` (the first greatest element; an empty
+  list is an error), as k8s.io/apiserver/pkg/cel/library/lists.go. cel-go picks a sum's zero
+  from the list's static type (``0.0`` for a list of doubles); this shim has no static types
+  and gives an empty list int ``0``, as cel-go does for ``[]``: the policies sum
+  ``[0.0] + list``, which is the same value in both.
 - ``duration(string)``: CEL's own, replaced here by Go's ``time.ParseDuration`` grammar, which
   cel-go (the API server's CEL) uses: cel-python refuses ``0`` and ``µs`` and takes a day
   unit (``d``) Go does not.
@@ -102,6 +108,49 @@ def _index_of(items: Any, value: Any) -> celtypes.IntType:
     return celtypes.IntType(-1)
 
 
+_SUMMABLE: Final = {celtypes.IntType: celtypes.IntType(0), celtypes.UintType: celtypes.UintType(0),
+                    celtypes.DoubleType: celtypes.DoubleType(0.0),
+                    celtypes.DurationType: celtypes.DurationType(timedelta(0))}
+
+
+def _one_type(items: Any, allowed: Any) -> list[Any]:
+    """The list's elements, all of one type of ``allowed`` (a type-checked ``list(T)``)."""
+    values = list(items)
+    kind = type(values[0]) if values else None
+    if values and (kind not in allowed or any(type(v) is not kind for v in values)):
+        raise TypeError(f"no such overload: {kind.__name__ if kind else '?'} list")
+    return values
+
+
+def _sum(items: Any) -> Any:
+    """``<list>.sum()``: the elements added in order to the zero of their type."""
+    values = _one_type(items, _SUMMABLE)
+    if not values:
+        return celtypes.IntType(0)
+    kind = type(values[0])
+    acc = _SUMMABLE[kind]
+    for v in values:
+        acc = kind(acc + v)  # IntType and UintType raise on overflow, as cel-go errs
+    return acc
+
+
+_COMPARABLE: Final = (celtypes.IntType, celtypes.UintType, celtypes.DoubleType,
+                      celtypes.BoolType, celtypes.DurationType, celtypes.TimestampType,
+                      celtypes.StringType, celtypes.BytesType)
+
+
+def _max(items: Any) -> Any:
+    """``<list>.max()``: the first greatest element; an empty list is an error."""
+    values = _one_type(items, _COMPARABLE)
+    if not values:
+        raise ValueError("max called on empty list")
+    out = values[0]
+    for v in values[1:]:
+        if out < v:
+            out = v
+    return out
+
+
 FUNCTIONS: Final[dict[str, Any]] = {
     "isQuantity": lambda s: celtypes.BoolType(parse(str(s)) is not None),
     "quantity": _q,
@@ -117,5 +166,7 @@ FUNCTIONS: Final[dict[str, Any]] = {
                                                for p in str(s).split(str(sep))]),
     "join": lambda items, sep="": celtypes.StringType(str(sep).join(str(i) for i in items)),
     "indexOf": _index_of,
+    "sum": _sum,
+    "max": _max,
     "duration": go_duration,
 }
