@@ -126,10 +126,12 @@ def _eval(expression: str, activation: Mapping[str, Any]) -> Any:
 
 def judge(policies: Sequence[Mapping[str, Any]], obj: Mapping[str, Any], *,
           namespace_object: Mapping[str, Any] | None = None,
-          operation: str = "CREATE") -> Decision:
-    """Every policy of the rendered set (policies, bindings, ConfigMaps) on ``obj``."""
+          old: Mapping[str, Any] | None = None, operation: str | None = None) -> Decision:
+    """Every policy of the rendered set (policies, bindings, ConfigMaps) on ``obj``: a CREATE,
+    or with ``old`` (the stored object, passed as ``oldObject``) an UPDATE."""
     passed = api_object(obj)
-    request = request_of(passed, operation)
+    before = api_object(old) if old is not None else None
+    request = request_of(passed, operation or ("UPDATE" if old is not None else "CREATE"))
     by_kind: dict[str, list[Mapping[str, Any]]] = {}
     for o in policies:
         by_kind.setdefault(str(o.get("kind")), []).append(o)
@@ -139,7 +141,7 @@ def judge(policies: Sequence[Mapping[str, Any]], obj: Mapping[str, Any], *,
         for binding in by_kind.get("ValidatingAdmissionPolicyBinding", []):
             if binding["spec"]["policyName"] == name:
                 decision.verdicts.append(_one(policy, binding, by_kind.get("ConfigMap", []),
-                                              passed, request, namespace_object))
+                                              passed, before, request, namespace_object))
     return decision
 
 
@@ -154,7 +156,8 @@ def _matches(policy: Mapping[str, Any], request: Mapping[str, Any]) -> bool:
 
 def _one(policy: Mapping[str, Any], binding: Mapping[str, Any],
          config_maps: Sequence[Mapping[str, Any]], obj: Mapping[str, Any],
-         request: Mapping[str, Any], namespace_object: Mapping[str, Any] | None) -> Verdict:
+         old: Mapping[str, Any] | None, request: Mapping[str, Any],
+         namespace_object: Mapping[str, Any] | None) -> Verdict:
     name = policy["metadata"]["name"]
     spec = policy["spec"]
     actions = tuple(binding["spec"]["validationActions"])
@@ -168,7 +171,7 @@ def _one(policy: Mapping[str, Any], binding: Mapping[str, Any],
         if params is None:
             return Verdict(name, True, (f"failed to find params {ref['name']}",), actions)
     activation: dict[str, Any] = {
-        "object": celpy.json_to_cel(obj), "oldObject": None,
+        "object": celpy.json_to_cel(obj), "oldObject": celpy.json_to_cel(old),
         "request": celpy.json_to_cel(request), "params": celpy.json_to_cel(params),
         "namespaceObject": celpy.json_to_cel(namespace_object)}
     for cond in spec.get("matchConditions", []):

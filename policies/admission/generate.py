@@ -58,6 +58,8 @@ def rule_objects(spec: AdmissionRule, settings: Settings, catalog: Catalog, toda
     variables = [("gk", GROUP_KIND)]
     if spec.uses_roles:
         variables.append(("roles", roles_cel(list(spec.kinds))))
+    if spec.uses_old_roles:
+        variables.append(("oldRoles", roles_cel(list(spec.kinds), "oldObject")))
     if spec.compiled is not None:
         variables.extend(spec.compiled(params, catalog))
     variables.extend(spec.variables)
@@ -69,7 +71,7 @@ def rule_objects(spec: AdmissionRule, settings: Settings, catalog: Catalog, toda
         notes["gpupool.io/waivers-left-out"] = "\n".join(left)
     policy_spec: dict[str, Any] = {
         "failurePolicy": "Fail",  # fail closed: an object the CEL cannot judge is refused
-        "matchConstraints": {"resourceRules": resource_rules(spec.kinds)},
+        "matchConstraints": {"resourceRules": resource_rules(spec.kinds, spec.operations)},
         **({"matchConditions": matched} if matched else {}),
         "variables": [{"name": n, "expression": e} for n, e in variables],
         "validations": [{"expression": v.expression, "message": v.message,
@@ -97,11 +99,12 @@ def rule_objects(spec: AdmissionRule, settings: Settings, catalog: Catalog, toda
     return out
 
 
-def resource_rules(kinds: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
-    """One rule per API group: its resources, every version, on create and update."""
+def resource_rules(kinds: Sequence[tuple[str, str]],
+                   operations: Sequence[str] = ("CREATE", "UPDATE")) -> list[dict[str, Any]]:
+    """One rule per API group: its resources, every version, on ``operations``."""
     by_group: dict[str, list[str]] = {}
     for group, kind in kinds:
         by_group.setdefault(group, []).append(plural(kind))
     return [{"apiGroups": [g], "apiVersions": ["*"], "resources": sorted(set(r)),
-             "operations": ["CREATE", "UPDATE"], "scope": "*"}
+             "operations": list(operations), "scope": "*"}
             for g, r in sorted(by_group.items())]

@@ -3,11 +3,14 @@
 The API server hands a ValidatingAdmissionPolicy one object of whatever kind it matched. The
 ``roles`` variable this module generates turns it into the shape every rule's CEL reads, the
 same for every kind (as :class:`policies.facts.k8s.Workload` is for the Python rules): a list
-of ``{'name', 'labels', 'spec', 'containers', 'path'}`` maps, one per pod template (a Deployment's
-``spec.template``, each of a PyTorchJob's replica specs, a RayCluster's head and each worker
-group, a NIMService's ``spec.resources`` as one container). ``containers`` holds the app and
-init containers (and a kind's other container lists: Argo's sidecars, KServe's model specs),
-each a map with ``resources`` as the object has it. ``path`` is where the pod spec is, as the
+of ``{'name', 'labels', 'spec', 'containers', 'app', 'init', 'path'}`` maps, one per pod
+template (a Deployment's ``spec.template``, each of a PyTorchJob's replica specs, a RayCluster's
+head and each worker group, a NIMService's ``spec.resources`` as one container). ``app`` holds
+the containers that run together (a kind's other container lists that run beside them
+included: Argo's sidecars, KServe's model specs), ``init`` the init containers, which run one
+at a time before them (as :class:`policies.facts.k8s.ContainerGpus`'s ``init``), and
+``containers`` both, app first; each is a map with ``resources`` as the object has it.
+``path`` is where the pod spec is, as the
 PR check names it (``spec.template.spec``, ``spec.tasks[1].template.spec``: an item's index from
 the lists library's ``indexOf``).
 
@@ -19,6 +22,7 @@ reader reads pods of is here, or in :data:`NOT_AT_ADMISSION` with the reason.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Final
 
@@ -40,18 +44,23 @@ def _opt_one(root: str, path: str) -> str:
     return f"({guard(root, path)} ? [{root}.{path}] : [])"
 
 
-def pod_containers(spec: str) -> str:
-    """App and init containers of the pod spec at ``spec`` (which is present)."""
-    return f"{_opt_list(spec, 'containers')} + {_opt_list(spec, 'initContainers')}"
+def app_containers(spec: str) -> str:
+    """The app containers of the pod spec at ``spec`` (which is present)."""
+    return _opt_list(spec, "containers")
+
+
+def init_containers(spec: str) -> str:
+    """The init containers of the pod spec (or Argo template) at ``spec`` (present)."""
+    return _opt_list(spec, "initContainers")
 
 
 def _labels(root: str, path: str) -> str:
     return f"({guard(root, path)} ? {root}.{path} : {{}})"
 
 
-def role(name: str, labels: str, spec: str, containers: str, path: str) -> str:
+def role(name: str, labels: str, spec: str, app: str, path: str, init: str = "[]") -> str:
     return (f"{{'name': {name}, 'labels': {labels}, 'spec': {spec}, "
-            f"'containers': {containers}, 'path': {path}}}")
+            f"'containers': {app} + {init}, 'app': {app}, 'init': {init}, 'path': {path}}}")
 
 
 def template_role(template: str, name: str, path: str) -> str:
@@ -59,12 +68,13 @@ def template_role(template: str, name: str, path: str) -> str:
     pod spec the PR check names ``path`` (a CEL string)."""
     spec = f"{template}.spec"
     return role(name, _labels(template, "metadata.labels"), f"(has({spec}) ? {spec} : {{}})",
-                f"(has({spec}) ? {pod_containers(spec)} : [])", path)
+                f"(has({spec}) ? {app_containers(spec)} : [])", path,
+                f"(has({spec}) ? {init_containers(spec)} : [])")
 
 
 def spec_role(spec: str, name: str, path: str, labels: str = "{}") -> str:
     """A role from a bare pod spec at ``spec`` (present)."""
-    return role(name, labels, spec, pod_containers(spec), path)
+    return role(name, labels, spec, app_containers(spec), path, init_containers(spec))
 
 
 def _indexed(root: str, path: str, item: str) -> str:
@@ -127,9 +137,10 @@ class Pod:
     """The object itself is the pod."""
 
     def cel(self) -> str:
-        containers = f"(has(object.spec) ? {pod_containers('object.spec')} : [])"
+        app = f"(has(object.spec) ? {app_containers('object.spec')} : [])"
         made = role("''", _labels("object", "metadata.labels"),
-                    "(has(object.spec) ? object.spec : {})", containers, "'spec'")
+                    "(has(object.spec) ? object.spec : {})", app, "'spec'",
+                    f"(has(object.spec) ? {init_containers('object.spec')} : [])")
         return f"[{made}]"
 
 
@@ -168,10 +179,10 @@ class Argo:
 
     def cel(self) -> str:
         def one(t: str, name: str, path: str) -> str:
-            containers = " + ".join((_opt_one(t, "container"), _opt_one(t, "script"),
-                                     _opt_list(t, "containerSet.containers"),
-                                     _opt_list(t, "sidecars"), _opt_list(t, "initContainers")))
-            return role(name, _labels(t, "metadata.labels"), t, containers, path)
+            app = " + ".join((_opt_one(t, "container"), _opt_one(t, "script"),
+                              _opt_list(t, "containerSet.containers"), _opt_list(t, "sidecars")))
+            return role(name, _labels(t, "metadata.labels"), t, f"({app})", path,
+                        init_containers(t))
         b = f"object.{self.base}"
         named = "'template ' + (has(e.name) ? e.name : '#')"
         defaults = f"{b}.templateDefaults"
@@ -197,8 +208,8 @@ class KServe:
         c = f"object.spec.{self.component}"
         models = " + ".join(_opt_one(c, m) for m in _MODEL_SPECS)
         at = f"spec.{self.component}"
-        main = role(repr(self.component), _labels(c, "labels"), c,
-                    f"{pod_containers(c)} + {models}", repr(at))
+        main = role(repr(self.component), _labels(c, "labels"), c,  # model specs first, as
+                    f"({models} + {app_containers(c)})", repr(at), init_containers(c))  # the reader
         worker = spec_role(f"{c}.workerSpec", repr(f"{self.component} worker"),
                            repr(f"{at}.workerSpec"), _labels(c, "labels"))
         return (f"({guard('object', f'spec.{self.component}')} ? [{main}] : []) + "
@@ -272,11 +283,18 @@ def plural(kind: str) -> str:
     return f"{kind.lower()}s"
 
 
-def roles_cel(kinds: list[tuple[str, str]]) -> str:
-    """The ``roles`` variable for a policy matching ``kinds``: one branch per kind."""
+_OBJECT: Final = re.compile(r"(?<![\w.])object\.")
+
+
+def roles_cel(kinds: list[tuple[str, str]], root: str = "object") -> str:
+    """The ``roles`` variable for a policy matching ``kinds``: one branch per kind. ``root``
+    ``oldObject`` reads the object before an UPDATE the same way (every source reads from
+    ``object.``; the kind is the request's, the same for both)."""
     out = "[]"
     for group, kind in reversed(kinds):
         body = " + ".join(s.cel() for s in KINDS[(group, kind)])
+        if root != "object":
+            body = _OBJECT.sub(f"{root}.", body)
         out = f"variables.gk == '{group}/{kind}' ? ({body}) : ({out})"
     return out
 

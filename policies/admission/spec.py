@@ -47,3 +47,8 @@ class AdmissionRule:
     # Variables computed from the rule's parameters and the GPU catalog at render time (not
     # from a ConfigMap): (name, CEL); docs/kubernetes.md says which rules have them.
     compiled: Callable[[RuleParams, Catalog], tuple[tuple[str, str], ...]] | None = None
+    # The requests matched: a rule that compares an object with the one it replaces (its
+    # ``oldObject``) judges UPDATE only, as the PR check judges only updates.
+    operations: tuple[str, ...] = ("CREATE", "UPDATE")
+    # ``oldRoles``: the ``roles`` of ``oldObject`` (an UPDATE's stored object) as well.
+    uses_old_roles: bool = False
