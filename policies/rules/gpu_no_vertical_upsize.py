@@ -23,6 +23,7 @@ from policies.rules._common import (
     prices_of,
     usd,
 )
+from policies.rules._pod_upsize_examples import EXAMPLES as POD_EXAMPLES
 from policies.rules._proxy import bandwidth_sizing, proxy_min_gbps
 from policies.rules._type_pairs import maybe_gpu, shown, type_pairs
 from policies.rules.base import (
@@ -56,15 +57,6 @@ KINDS = frozenset({
 })
 POD_KINDS = frozenset({ResourceKind.K8S_WORKLOAD, ResourceKind.K8S_MANIFEST,
                        ResourceKind.K8S_OBJECT})
-
-
-def _gpu_deployment(gpus: int) -> dict[str, object]:
-    return {"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": "llm", "namespace": "ml"},
-            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "llm"}}, "template": {
-                "metadata": {"labels": {"app": "llm"}},
-                "spec": {"containers": [{"name": "server", "image": "vllm/vllm-openai:v0.6.3",
-                                         "resources": {"limits": {"nvidia.com/gpu": gpus}}}]}}}}
 
 
 class GpuNoVerticalUpsize(Rule):
@@ -244,25 +236,6 @@ class GpuNoVerticalUpsize(Rule):
             }],
         ),
         Example(
-            title="Deployment's pods go from one GPU to four",
-            allowed=False,
-            resources=[{
-                "type": "kubernetes:apps/v1:Deployment", "name": "llm",
-                "old": _gpu_deployment(1), "new": _gpu_deployment(4),
-            }],
-            message_contains=["Deployment ml/llm: GPUs per pod 1 → 4 is vertical scaling",
-                              "run 4 × the replicas"],
-        ),
-        Example(
-            title="Deployment scaled out: more replicas, one GPU per pod",
-            allowed=True,
-            resources=[{
-                "type": "kubernetes:apps/v1:Deployment", "name": "llm",
-                "old": _gpu_deployment(1), "new": {**_gpu_deployment(1), "spec": {
-                    **_gpu_deployment(1)["spec"], "replicas": 4}},
-            }],
-        ),
-        Example(
             title="New instance type unknown until apply",
             allowed=False,
             unknown=True,
@@ -273,6 +246,7 @@ class GpuNoVerticalUpsize(Rule):
             }],
             message_contains=["cannot verify", "instance type unknown until apply"],
         ),
+        *POD_EXAMPLES,  # pod templates: GPUs per pod, old against new
     )
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
