@@ -4,6 +4,7 @@ admission render`` writes them alone, from the policy config and waivers check r
 
 from __future__ import annotations
 
+import copy
 import shutil
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,33 @@ def test_render_prod_includes_the_policies_and_the_kits_workloads_pass_them(
         judged += any(v.applies for v in decision.verdicts)
         assert decision.failures() == [], (o["kind"], o["metadata"]["name"])
     assert judged >= 4  # the Deployment, Job and DaemonSets were matched, not skipped
+
+
+def test_the_kits_workloads_pass_as_updates_and_an_upsize_of_one_is_denied(
+        prod: list[dict[str, Any]]) -> None:
+    """gpu-no-vertical-upsize matches UPDATE only: re-applying the kit's own objects passes
+    every policy; raising a GPU Deployment's GPUs per pod is refused by that policy alone."""
+    admission = [o for o in prod if o["kind"] in ADMISSION_KINDS or o["kind"] == "ConfigMap"]
+    workloads = [o for o in prod if o["kind"] not in ADMISSION_KINDS]
+    updated = 0
+    for o in workloads:
+        decision = judge(admission, o, old=o)
+        assert decision.failures() == [], (o["kind"], o["metadata"]["name"])
+        updated += any(v.applies and v.policy == "gpupool-gpu-no-vertical-upsize"
+                       for v in decision.verdicts)
+    assert updated >= 4
+    gpu = next(o for o in workloads if o["kind"] == "Deployment" and any(
+        "nvidia.com/gpu" in (c.get("resources") or {}).get("limits", {})
+        for c in o["spec"]["template"]["spec"]["containers"]))
+    bigger = copy.deepcopy(gpu)
+    for c in bigger["spec"]["template"]["spec"]["containers"]:
+        limits = (c.get("resources") or {}).get("limits", {})
+        if "nvidia.com/gpu" in limits:
+            limits["nvidia.com/gpu"] = int(limits["nvidia.com/gpu"]) * 2
+            (c.get("resources") or {}).get("requests", {}).pop("nvidia.com/gpu", None)
+    denied = {v.policy for v in judge(admission, bigger, old=gpu).verdicts if v.denied}
+    assert "gpupool-gpu-no-vertical-upsize" in denied, denied
+    assert not judge(admission, bigger).failures("gpupool-gpu-no-vertical-upsize")  # CREATE
 
 
 def test_a_pool_can_opt_out_and_an_old_cluster_must(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from policies.admission.cel import (
+    gpu_no_vertical_upsize,
     gpu_nodes_tainted,
     k8s_cpu_pods_off_gpu_nodes,
     k8s_gpu_job_deadline,
@@ -21,4 +22,5 @@ ADMISSION_RULES: tuple[AdmissionRule, ...] = (
     gpu_nodes_tainted.ADMISSION,
     k8s_cpu_pods_off_gpu_nodes.ADMISSION,
     karpenter_gpu_consolidation.ADMISSION,
+    gpu_no_vertical_upsize.ADMISSION,
 )
