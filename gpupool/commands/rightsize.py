@@ -105,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
         figures, window, calls, deadline = _live(args, entries)
     outcome = propose(figures, window, entries, pct=args.percentile, headroom=share,
                       min_span_hours=span)
+    _not_found(args, saved, entries, outcome)
     if saved is not None:  # never read live beside a snapshot of another window
         _saved_kubernetes(args, saved, entries, outcome, share, span)
         queries = 0
@@ -125,6 +126,25 @@ def run(args: argparse.Namespace) -> int:
                      f"{len({p.path for p in outcome.proposals})} stack file(s); {calls} API "
                      f"call(s), {queries} Prometheus quer(ies)\n")
     return 0
+
+
+def _not_found(args: argparse.Namespace, saved: Any, entries: list[Any], outcome: Any) -> None:
+    """Say why each stack pool or tier that no measured group was matched to is left alone."""
+    from gpupool.rightsize.propose import unmatched
+
+    for entry, _section, item in unmatched(entries, outcome.matched):
+        region, env = entry.config.region, entry.config.environment
+        tags = f"managed-by=gpupool, environment={env}, gpupool:pool={item.name}"
+        if saved is not None:
+            why = f"not in the snapshot {saved.path}: none of its groups in {region} is " \
+                  f"tagged {tags}"
+        elif args.no_aws:
+            why = "not read (--no-aws)"
+        elif args.region and args.region != region:
+            why = f"not read: the stack is in {region}, --region is {args.region}"
+        else:
+            why = f"no group in {region} is tagged {tags}: not deployed, or its tags changed"
+        outcome.skipped.append((f"{entry.stack}/{item.name}", why))
 
 
 def _saved_kubernetes(args: argparse.Namespace, saved: Any, entries: list[Any],

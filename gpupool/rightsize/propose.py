@@ -72,6 +72,20 @@ class Proposal:
 class Outcome:
     proposals: list[Proposal] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (pool, why)
+    # the stack entries a measured group was matched to: (stack file, section, index)
+    matched: set[tuple[str, str, int]] = field(default_factory=set)
+
+
+def unmatched(stacks: Sequence[StackEntry], matched: set[tuple[str, str, int]]
+              ) -> list[tuple[StackEntry, str, Any]]:
+    """The stacks' AWS pools and tiers no group of the report was matched to (in order)."""
+    out = []
+    for s in stacks:
+        for section, items in (("gpupool:pools", s.config.pools),
+                               ("gpupool:remoteGpu", s.config.remote_gpu)):
+            out += [(s, section, item) for i, item in enumerate(items)
+                    if (s.path, section, i) not in matched]
+    return out
 
 
 def _entry(stacks: Sequence[StackEntry], tags: dict[str, str], region: str | None
@@ -115,6 +129,7 @@ def propose(figures: Sequence[PoolFigures], window: Window, stacks: Sequence[Sta
                                 f"group {seen[key]}'s: ambiguous"))
             continue
         seen[key] = f.name
+        out.matched.add((entry.path, section, index))
         why = _unfit(f, entry, item, window, min_span_hours)
         if why:
             out.skipped.append((f.name, why))

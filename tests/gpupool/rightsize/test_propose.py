@@ -9,7 +9,7 @@ import pytest
 import synthetic as syn
 
 from gpupool.config.loader import load_stack
-from gpupool.rightsize.propose import Outcome, StackEntry, propose
+from gpupool.rightsize.propose import Outcome, StackEntry, propose, unmatched
 
 ROOT = Path(__file__).resolve().parents[3]
 T4 = 0.526
@@ -88,3 +88,15 @@ def test_a_busy_pool_is_already_sized(prod: StackEntry) -> None:
     o = run(prod, [13] * 24, [80] * 24)  # 14.9 instances needed, peak 13 of 24
     assert not o.proposals
     assert "already sized" in dict(o.skipped)["prod-inference"]
+
+
+def test_the_stack_entries_no_group_was_matched_to_are_named(prod: StackEntry) -> None:
+    """What rightsize says "left alone" for: a pool or tier of the stack with no group read."""
+    o = run(prod, [3] * 24, [5] * 24)
+    assert o.matched == {("stacks/Pulumi.prod.yaml", "gpupool:pools", 0)}
+    assert [(s.stack, section, item.name) for s, section, item in unmatched([prod], o.matched)
+            ] == [("prod", "gpupool:pools", "training"), ("prod", "gpupool:pools", "l4-inference"),
+                  ("prod", "gpupool:remoteGpu", "llm-decode")]
+    # a group left alone (here: across teams) was still matched: its own line says why
+    o = run(prod, [3] * 24, [5] * 24, pool=inference(team="research"))
+    assert ("stacks/Pulumi.prod.yaml", "gpupool:pools", 0) in o.matched

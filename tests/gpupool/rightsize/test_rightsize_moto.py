@@ -134,3 +134,26 @@ def test_written_stack_passes_check_against_head(
                           capture_output=True, text=True, env={**env, "PYTHONPATH": str(repo)})
     assert done.returncode == 0, done.stderr + done.stdout
     assert '"stack prod @ HEAD..worktree"' in done.stdout
+
+
+def test_a_stack_pool_without_a_group_is_said(
+        moto: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pool of the stack whose group is missing (or lost its tags) is never silently
+    skipped; another region than the stack's says it was not read."""
+    w = resolve_window(since="6h", start=None, end=None, period=3600)
+    build_fleet(boto3.session.Session(),
+                [s for s in prod_specs(w.buckets) if s.name != "prod-l4"], w)
+    monkeypatch.chdir(kit(tmp_path / "kit"))
+    code, out, err = rightsize(capsys, w)
+    assert code == 0, err
+    assert ("gpupool rightsize: prod/l4-inference: left alone: no group in us-east-1 is tagged "
+            "managed-by=gpupool, environment=prod, gpupool:pool=l4-inference: not deployed, "
+            "or its tags changed\n") in err
+    assert "prod/inference:" not in err and "-      minSize: 3" in out  # matched ones: not
+    code, out, err = rightsize(capsys, w, "--region", "us-west-2")
+    assert code == 0 and out == "", err
+    said = [x for x in err.splitlines() if "not read: the stack is in us-east-1, --region is "
+            "us-west-2" in x]
+    assert [x.split(":")[1].strip() for x in said] == [
+        "prod/inference", "prod/training", "prod/l4-inference", "prod/llm-decode"]

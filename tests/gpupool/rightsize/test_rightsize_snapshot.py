@@ -105,6 +105,16 @@ def test_snapshot_gives_the_live_proposals_diff_and_pr_body(
            "that reads it: gpupool debt --stack STACK" in err
     assert "0 API call(s), 0 Prometheus" in err
 
+    # a stack pool whose group the snapshot does not hold is said, never skipped in silence
+    short = {**doc, "pools": [p for p in doc["pools"] if p["pool"] != "prod-l4"],
+             "pool_series": [s for s in doc["pool_series"] if s["pool"] != "prod-l4"]}
+    (tmp_path / "short.json").write_text(json.dumps(short))
+    code, _, err = saved(capsys, tmp_path / "short.json")
+    assert code == 0, err
+    assert (f"prod/l4-inference: left alone: not in the snapshot {tmp_path / 'short.json'}: "
+            "none of its groups in us-east-1 is tagged managed-by=gpupool, environment=prod, "
+            "gpupool:pool=l4-inference\n") in err
+
 
 def test_the_saved_figures_are_the_live_figures(
         window: Window, tmp_path: Path, capsys: pytest.CaptureFixture[str],
