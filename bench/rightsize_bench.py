@@ -11,7 +11,7 @@ run, rounds interleaved, each in this process:
 - **debt read**: the report as ``gpupool debt`` reads it (what rightsize starts with);
 - **rightsize live**: ``gpupool rightsize --write --pr-body``: the same read, the proposals, the
   round-trip edit and validation of each stack file and the PR text;
-- **debt snapshot**: ``gpupool debt --format json --output F`` (the read and the version 2
+- **debt snapshot**: ``gpupool debt --format json --output F`` (the read and the version 3
   document with every pool's series);
 - **rightsize --utilisation F**: rightsize from that file, no API call.
 
