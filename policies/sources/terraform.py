@@ -250,9 +250,7 @@ def _change(row: _Row, refs: References, origin: str, dynamic_blocks: DynamicBlo
             new = _merge_unknown(after if after is not None else {}, unknown) if unknown else after
     old = None if kind is ChangeKind.CREATE else before
     if new and row.mode == "managed":
-        drop_undeclared(new, row.rtype, lambda: refs.expressions(row.segments, row.rel),
-                        (lambda: dynamic_blocks(row.resource_address)) if dynamic_blocks
-                        else lambda: None)
+        drop_undeclared(new, row.rtype, _Config(row, refs, dynamic_blocks))
     rkind = resource_kind(row.rtype)
     if row.mode == "managed":
         where = f"resource_changes[{row.index}].change."
@@ -269,6 +267,24 @@ def _change(row: _Row, refs: References, origin: str, dynamic_blocks: DynamicBlo
         kind=rkind,
         references=refs.for_resource(row.segments, row.rel, row.key),
     )
+
+
+class _Config:
+    """One resource's configuration, read on demand (:class:`ResourceConfig`)."""
+
+    __slots__ = ("_dynamic", "_refs", "_row")
+
+    def __init__(self, row: _Row, refs: References, dynamic: DynamicBlocks | None) -> None:
+        self._row, self._refs, self._dynamic = row, refs, dynamic
+
+    def expressions(self) -> dict[str, Any] | None:
+        return self._refs.expressions(self._row.segments, self._row.rel)
+
+    def known_at_plan(self, key: str) -> bool:
+        return self._refs.known_at_plan(self._row.segments, self._row.rel, key)
+
+    def dynamic_blocks(self) -> frozenset[str] | None:
+        return None if self._dynamic is None else self._dynamic(self._row.resource_address)
 
 
 def _where(row: _Row, key: str) -> str:

@@ -15,16 +15,19 @@ Only where that is what AWS does, and per resource type (tables below, each with
 - :data:`EXCLUDED_BY_DECLARED`: the provider refuses the argument beside another one that the
   configuration declares (``ConflictsWith`` / ``ExactlyOneOf`` in its schema), so it is not set.
 - :data:`NESTED_DEFAULTS`: the same inside blocks the configuration declares.
+- :data:`NOT_SET_UNLESS_DYNAMIC`: blocks that a ``dynamic`` block could write, which
+  Terraform's JSON configuration leaves out: dropped only when the resource's ``.tf`` source is
+  at hand and writes no ``dynamic`` block of the name.
 
-An argument declared from a value unknown until apply stays unknown ("cannot verify"). Dynamic
-blocks are not in Terraform's JSON configuration (it reads the static body), so a block that
-may be written as ``dynamic`` is only ever dropped through a declared alternative.
+An argument declared from values Terraform knows at plan time (constants, variables given
+constants or left at their default: a module's ``target_group_arns = var.target_group_arns``
+with its default ``[]``) that the plan still shows unknown was null or empty: not set either.
+An argument declared from a value unknown until apply stays unknown ("cannot verify").
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from policies.model import UNKNOWN
 
@@ -84,24 +87,24 @@ NOT_SET_UNLESS_DYNAMIC: Final[dict[str, tuple[str, ...]]] = {
     "aws_security_group": ("ingress",),
 }
 
-Declared = Callable[[], "dict[str, Any] | None"]
-Dynamic = Callable[[], "frozenset[str] | None"]
+class ResourceConfig(Protocol):
+    """What the plan's configuration (and the resource's ``.tf`` source) says of one resource;
+    asked only when a wholly unknown value is in question, which keeps large plans fast."""
+
+    def expressions(self) -> dict[str, Any] | None:
+        """The arguments and blocks it declares; None when the configuration does not
+        describe it (then every value stays unknown)."""
+
+    def known_at_plan(self, key: str) -> bool:
+        """Is ``key`` written from values known at plan time (constants, variables given
+        constants)? Wholly unknown in the plan, it was then null or empty: not set."""
+
+    def dynamic_blocks(self) -> frozenset[str] | None:
+        """The names of the ``dynamic`` blocks its ``.tf`` source writes; None without it."""
 
 
-def _no_sources() -> frozenset[str] | None:
-    return None
-
-
-def drop_undeclared(new: dict[str, Any], rtype: str, declared_of: Declared,
-                    dynamic_of: Dynamic = _no_sources) -> None:
-    """Drop from ``new`` (in place) what the tables say is not set when undeclared.
-
-    ``declared_of`` gives the configuration's expressions of the resource, or None when the
-    plan's configuration does not describe it (then every value stays unknown); ``dynamic_of``
-    the names of the ``dynamic`` blocks its .tf source writes, or None without the source.
-    Each is only called when a wholly unknown value is in question, which keeps large plans
-    fast.
-    """
+def drop_undeclared(new: dict[str, Any], rtype: str, config: ResourceConfig) -> None:
+    """Drop from ``new`` (in place) what the tables say is not set when undeclared."""
     keys = AWS_DEFAULT_WHEN_UNDECLARED.get(rtype, ())
     excluded = EXCLUDED_BY_DECLARED.get(rtype, {})
     maybe_dynamic = NOT_SET_UNLESS_DYNAMIC.get(rtype, ())
@@ -114,28 +117,36 @@ def drop_undeclared(new: dict[str, Any], rtype: str, declared_of: Declared,
     blocks = [k for k in maybe_dynamic if _wholly_unknown(new.get(k))]
     if not unknown and not nested and not alternatives and not blocks:
         return
-    declared = declared_of()
+    declared = config.expressions()
     if declared is None:
         return  # no configuration for it: the values stay unknown ("cannot verify")
+
+    was = dict(new)  # as planned: what is dropped below is still judged as the plan had it
+
+    def sets(key: str) -> bool:
+        """Declared, and not from values known at plan time that the plan shows unknown (a
+        module's `target_group_arns = var.target_group_arns` left at null or [])."""
+        return declares(declared, key) and not (
+            _wholly_unknown(was.get(key)) and config.known_at_plan(key))
+
     for key in unknown:
-        if not declares(declared, key):
+        if not sets(key):
             del new[key]
     for key in alternatives:
-        if not declares(declared, key) and any(declares(declared, other)
-                                               for other in excluded[key]):
+        if not sets(key) and (declares(declared, key) or any(sets(o) for o in excluded[key])):
             del new[key]
-    blocks = [k for k in blocks if k in new and not declares(declared, k)]
-    if blocks:
-        dynamic = dynamic_of()
-        for key in blocks:
-            if dynamic is not None and key not in dynamic:
-                del new[key]
     for block, key in nested:
         written = _block_list(declared.get(block))
         if written and not any(declares(w, key) for w in written):
             for element in _block_list(new.get(block)):
                 if _wholly_unknown(element.get(key)):
                     del element[key]
+    blocks = [k for k in blocks if k in new and not sets(k)]
+    if blocks:
+        dynamic = None if all(declares(declared, k) for k in blocks) else config.dynamic_blocks()
+        for key in blocks:
+            if declares(declared, key) or (dynamic is not None and key not in dynamic):
+                del new[key]
 
 
 def declares(expressions: dict[str, Any], key: str) -> bool:

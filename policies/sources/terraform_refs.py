@@ -41,6 +41,9 @@ from policies.sources.tfaddr import (
 )
 
 _EXPRESSION_KEYS: Final = frozenset({"constant_value", "references"})
+# References whose values Terraform knows when it plans (each.value may hold unknown values).
+_KNOWN_AT_PLAN: Final = frozenset({"count.index", "each.key", "terraform.workspace"})
+_KNOWN_PREFIXES: Final = ("path.",)
 _MAX_DEPTH: Final = 16  # var → module output → … hops before giving up (cycles, absurd nesting)
 
 
@@ -55,6 +58,7 @@ class _Module:
     resources: dict[str, dict[str, Any]] = field(default_factory=dict)  # rel → expressions
     calls: dict[str, _Call] = field(default_factory=dict)
     outputs: dict[str, list[str]] = field(default_factory=dict)
+    variables: frozenset[str] = frozenset()  # declared input variables
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +111,51 @@ class References:
         names = tuple(name for name, _ in segments) if segments else ()
         module = self._module(names)
         return None if module is None else module.resources.get(rel)
+
+    def known_at_plan(self, segments: tuple[Segment, ...], rel: str, key: str) -> bool:
+        """Is the argument ``key`` of a resource written from values Terraform knows at plan
+        time: constants, root variables (always known), and module variables that are given
+        such values or left at their default (followed to a bounded depth)?
+
+        A provider then plans an Optional+Computed argument as "known after apply" only when
+        that known value is null or empty, i.e. the configuration does not set it. Anything
+        else (a resource, a data source, a module output, a local, ``each.value``, a function
+        such as ``timestamp()``) is not known to be known: False.
+        """
+        names = tuple(name for name, _ in segments) if segments else ()
+        module = self._module(names)
+        found = module.resources.get(rel) if module is not None else None
+        return found is not None and self._known(found.get(key), names, 0)
+
+    def _known(self, expression: Any, names: tuple[str, ...], depth: int) -> bool:
+        if type(expression) is not dict or depth > _MAX_DEPTH:
+            return False
+        if "constant_value" in expression:
+            return True
+        refs = _refs_of(expression)
+        if not refs:
+            return False  # no constant and no reference: a function of apply-time values
+        for ref in refs:
+            if ref in _KNOWN_AT_PLAN or ref.startswith(_KNOWN_PREFIXES):
+                continue
+            parsed = parse_ref(ref)
+            if not isinstance(parsed, VarRef) or not self._var_known(parsed.name, names, depth):
+                return False
+        return True
+
+    def _var_known(self, name: str, names: tuple[str, ...], depth: int) -> bool:
+        if not names:
+            return True  # a root module variable: given (or defaulted) before the plan
+        module = self._module(names)
+        if module is None or name not in module.variables:
+            return False
+        parent = self._module(names[:-1])
+        call = parent.calls.get(names[-1]) if parent is not None else None
+        if call is None:
+            return False
+        if name not in call.expressions:
+            return True  # the variable's default, a constant
+        return self._known(call.expressions[name], names[:-1], depth + 1)
 
     # -- configuration side ------------------------------------------------------------------
 
@@ -288,6 +337,9 @@ def _read_module(value: Any, origin: str, path: str) -> _Module:
             inner = call.get("module")
             child = _Module() if inner is None else _read_module(inner, origin, f"{where}.module")
             module.calls[name] = _Call(expressions=exprs or {}, module=child)
+    variables = doc.get("variables")
+    if type(variables) is dict:
+        module.variables = frozenset(str(k) for k in variables)
     outputs = doc.get("outputs")
     if outputs is not None:
         for name, o in want_obj(outputs, origin, f"{path}.outputs").items():

@@ -80,6 +80,9 @@ EXPECTED: dict[str, Findings] = {
         ("gpu-proxy-private", "aws_autoscaling_group.declared_tg", "mandatory"),
         ("gpu-proxy-private", "aws_autoscaling_group.computed_tg", "advisory"),
         ("gpu-proxy-private", "aws_autoscaling_group.dynamic_source", "advisory"),
+        # modules.tf: a module declaring every argument from a variable (null or [] unless
+        # given); only the call that gives target_group_arns attaches a load balancer
+        ("gpu-proxy-private", "module.pool_tg.aws_autoscaling_group.this", "mandatory"),
     },
 }
 

@@ -93,6 +93,23 @@ def test_the_kit_s_shape_passes_and_what_is_set_is_judged() -> None:
         assert message.startswith(f"a load balancer is in the data path: {what};"), message
 
 
+def test_a_module_s_variables_left_at_null_or_empty_are_not_set() -> None:
+    """`target_group_arns = var.target_group_arns` (default []) and `availability_zones =
+    var.availability_zones` (default null) are declared, but from values known at plan time
+    that the plan shows unknown: null or empty, so not set. Given the plan's target group
+    through the variable, the same argument is followed to it."""
+    plan = load_plan(PLAN)
+    safe = dict(plan.by_address()["module.pool_safe.aws_autoscaling_group.this"].new or {})
+    for key in ("availability_zones", "target_group_arns", "load_balancers", "traffic_source"):
+        assert key not in safe, key
+    found = _findings(plan)
+    assert not [k for k in found if k[1].startswith("module.pool_safe.")]
+    (enforcement, message), = found[("gpu-proxy-private",
+                                     "module.pool_tg.aws_autoscaling_group.this")]
+    assert (enforcement, message.split(";")[0]) == (
+        "mandatory", "a load balancer is in the data path: its target_group_arns (proxies)")
+
+
 def test_set_from_values_read_at_apply_stays_cannot_verify() -> None:
     found = _findings(load_plan(PLAN))
     assert found[("gpu-proxy-private", "aws_autoscaling_group.computed_tg")] == [
@@ -168,3 +185,37 @@ def test_check_reads_the_sources_beside_the_plan_or_under_tf_root(
         assert {v["enforcement"] for v in safe} == {"advisory"} and safe
     else:
         assert safe == []
+
+
+def _references(resource: dict[str, Any], call: dict[str, Any] | None = None,
+                variables: tuple[str, ...] = ("x",)) -> Any:
+    from policies.sources.terraform_refs import References
+
+    module = {"resources": [{"address": "aws_autoscaling_group.g", "mode": "managed",
+                             "type": "aws_autoscaling_group", "name": "g",
+                             "expressions": resource}],
+              "variables": {v: {} for v in variables}}
+    config = {"root_module": {"module_calls": {"m": {"source": "./m", "expressions": call or {},
+                                                     "module": module}}}}
+    return References(config, "plan.json", {})
+
+
+@pytest.mark.parametrize(("resource", "call", "known"), [
+    ({"constant_value": []}, None, True),  # `target_group_arns = []`
+    ({"constant_value": None}, None, True),
+    ({"references": ["var.x"]}, None, True),  # the variable's default
+    ({"references": ["var.x"]}, {"x": {"constant_value": None}}, True),
+    ({"references": ["var.x"]}, {"x": {"references": ["var.root"]}}, True),  # a root variable
+    ({"references": ["var.x"]}, {"x": {"references": ["aws_lb_target_group.t.arn",
+                                                      "aws_lb_target_group.t"]}}, False),
+    ({"references": ["var.x"]}, {"x": {"references": ["each.value"]}}, False),
+    ({"references": ["var.x"]}, {"x": {"references": ["local.arns"]}}, False),
+    ({"references": ["var.x", "count.index"]}, None, True),
+    ({"references": ["var.y"]}, None, False),  # not a variable the module declares
+    ({}, None, False),  # no constant and no reference: timestamp(), uuid()
+    ([{"identifier": {"constant_value": "arn"}}], None, False),  # a block, not an argument
+])
+def test_known_at_plan(resource: Any, call: dict[str, Any] | None, known: bool) -> None:
+    refs = _references({"target_group_arns": resource}, call)
+    assert refs.known_at_plan((("m", None),), "aws_autoscaling_group.g",
+                              "target_group_arns") is known
