@@ -80,6 +80,7 @@ class TerraformSources:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._dirs: dict[Path, dict[tuple[str, str, str], tuple[Path, Block]]] = {}
+        self._manifest: dict[str, str] | None = None
 
     def has_sources(self) -> bool:
         return bool(self._index(self.root))
@@ -98,16 +99,18 @@ class TerraformSources:
     def dynamic_blocks(self, address: str, modules: ModuleSources) -> frozenset[str] | None:
         """The names of the ``dynamic`` blocks a resource's body writes (Terraform's JSON
         configuration leaves them out); None when its source is not among these files."""
-        found = self._find(address, modules)
+        found = self._find(address, modules, installed=True)
         if isinstance(found, (Declared, NotFound)):
             return None
         return frozenset(b.labels[0] for b in found[1].blocks
                          if b.type == "dynamic" and b.labels)
 
-    def _find(self, address: str, modules: ModuleSources
+    def _find(self, address: str, modules: ModuleSources, installed: bool = False
               ) -> tuple[Path, Block] | Declared | NotFound:
         """The resource's file and block; else where its module is called (a module from a
-        registry or git), or why it is not found."""
+        registry or git, which a reviewer edits at its call), or why it is not found. With
+        ``installed``, a registry or git module is read where ``terraform init`` put it
+        (``.terraform/modules``), when it did."""
         m = _ADDRESS.match(address)
         if m is None:
             return NotFound(f"{address} is not a Terraform resource address")
@@ -116,6 +119,10 @@ class TerraformSources:
         directory = self.root
         for depth in range(len(names)):
             source = modules.get(names[: depth + 1])
+            fetched = self._installed(names[: depth + 1]) if installed and source else None
+            if fetched is not None:
+                directory = fetched
+                continue
             if source is None or not source.startswith(_LOCAL):
                 call = self._call(directory, names[depth])
                 where = f"module {'.'.join(names[: depth + 1])}"
@@ -132,6 +139,14 @@ class TerraformSources:
             return NotFound(f"{mode} {m.group('type')}.{m.group('name')} is not declared in "
                             f"the .tf files of {directory}")
         return found
+
+    def _installed(self, names: tuple[str, ...]) -> Path | None:
+        """Where ``terraform init`` installed a module call (its ``modules.json`` manifest in
+        the root's ``.terraform/modules``, keyed by the dotted call names), if it did."""
+        if self._manifest is None:
+            self._manifest = _read_manifest(self.root)
+        where = self._manifest.get(".".join(names))
+        return None if where is None else (self.root / where).resolve()
 
     def _call(self, directory: Path, name: str) -> tuple[Path, Block] | None:
         return self._index(directory).get(("module", name, ""))
@@ -153,6 +168,20 @@ class TerraformSources:
                     out.setdefault(("module", block.labels[0], ""), (path, block))
         self._dirs[directory] = out
         return out
+
+
+def _read_manifest(root: Path) -> dict[str, str]:
+    """``.terraform/modules/modules.json`` (``{"Modules": [{"Key", "Source", "Dir"}]}``, written by
+    ``terraform init``): module key → directory relative to the root; empty when absent or
+    not that shape."""
+    try:
+        doc = json.loads((root / ".terraform" / "modules" / "modules.json").read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return {}
+    entries = doc.get("Modules") if isinstance(doc, dict) else None
+    return {e["Key"]: e["Dir"] for e in entries if isinstance(e, dict)
+            and isinstance(e.get("Key"), str) and e["Key"] and isinstance(e.get("Dir"), str)
+            } if isinstance(entries, list) else {}
 
 
 def dynamic_blocks_reader(doc: Any, root: Path) -> Callable[[str], frozenset[str] | None]:
