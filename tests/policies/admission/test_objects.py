@@ -1,6 +1,7 @@
-"""The generated objects: valid for Kubernetes 1.30 and the newest schemas, shaped by the
-config (enforcement → validationActions, disabled → absent, params → ConfigMap, waivers →
-matchConditions), and a waiver's exception honoured as the PR check honours it."""
+"""The generated objects: valid for every Kubernetes version from 1.30 to the newest schemas
+kubernetes-validate ships, shaped by the config (enforcement → validationActions, disabled →
+absent, params → ConfigMap, waivers → matchConditions), and a waiver's exception honoured as
+the PR check honours it."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from policies.rules.base import Enforcement
 from policies.settings import PolicySettings, Settings, Waiver
 
 NEWEST = schemas.supported_versions()[-1]
+# Every version the policies support: ValidatingAdmissionPolicy v1 is served from 1.30 on.
+SUPPORTED = [v for v in schemas.supported_versions() if tuple(map(int, v.split("."))) >= (1, 30)]
 
 
 def _deployment(ns: str, name: str, gpus: int) -> dict[str, Any]:
@@ -36,7 +39,11 @@ def _settings(level: Enforcement, waivers: tuple[Waiver, ...] = ()) -> Settings:
     return Settings(policies, waivers)
 
 
-@pytest.mark.parametrize("version", ["1.30", NEWEST])
+def test_every_supported_version_is_judged_from_1_30_to_the_newest() -> None:
+    assert SUPPORTED[0] == "1.30" and SUPPORTED[-1] == NEWEST and len(SUPPORTED) >= 2
+
+
+@pytest.mark.parametrize("version", SUPPORTED)
 def test_every_object_validates_against_the_kubernetes_schema(harness: Any,
                                                               version: str) -> None:
     waiver = Waiver(id="W-1", policy="k8s-gpu-per-container", resource="Deployment/ml/*",
