@@ -35,11 +35,20 @@ _KEPT = ("variables.keys.exists(k, variables.taints.exists(t, {key} == k) && "
          "(has(LAST.effect) ? LAST.effect : '') in ['NoSchedule', 'NoExecute'])"
          ).replace("LAST", _LAST).format(key=_KEY)
 _PATH = ("(object.kind == 'Provisioner' ? 'spec.taints' : 'spec.template.spec.taints')")
+# A taint of one of the keys that does not keep pods off: the first key among the taints, with
+# the effect of its last taint (the first entry of the rule's {key: effect} of the taints).
+_KEYED = f"variables.taints.filter(t, {_KEY} in variables.keys)"
+_ITS = _LAST.replace("== k)", "== variables.firstKey)").format(key=_KEY)
+_PROBLEM = (
+    "(size(variables.keyed) > 0 ? 'but its ' + variables.firstKey + ' taint has effect ' + "
+    f"(has({_ITS}.effect) && {_ITS}.effect != '' ? {_ITS}.effect : '(none)') + "
+    "', which does not keep pods off (NoSchedule or NoExecute does)' : "
+    "'but no taint keeps pods off them (' + variables.keys.join(' or ') + ' NoSchedule)')")
 _MESSAGE = (
     "object.kind + ' ' + (has(object.metadata.name) ? object.metadata.name : '?') + "
     "' can launch GPU nodes (' + variables.allowed[0].t + (size(variables.allowed) > 1 ? "
-    "' and ' + string(size(variables.allowed) - 1) + ' more' : '') + ') but no taint keeps "
-    "pods off them (' + variables.keys.join(' or ') + ' NoSchedule): add ' + " + _PATH + " + "
+    "' and ' + string(size(variables.allowed) - 1) + ' more' : '') + ') ' + " + _PROBLEM + " + "
+    "': add ' + " + _PATH + " + "
     "' {key: ' + variables.keys[0] + ', value: \"true\", effect: NoSchedule} so CPU-only "
     "pods never hold a GPU node up (GPU pods tolerate it)'")
 
@@ -51,6 +60,8 @@ ADMISSION = AdmissionRule(
         ("allowed", ALLOWED),
         ("keys", lines("taintKeys")),
         ("taints", _TAINTS),
+        ("keyed", _KEYED),  # for the message only (variables are evaluated when used)
+        ("firstKey", "(has(variables.keyed[0].key) ? variables.keyed[0].key : '')"),
     ),
     validations=(Validation(
         expression=f"size(variables.allowed) == 0 || {_KEPT}",

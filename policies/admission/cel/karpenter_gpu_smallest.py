@@ -18,10 +18,12 @@ _MESSAGE = (
     "object.kind + ' ' + (has(object.metadata.name) ? object.metadata.name : '?') + "
     f"' can launch ' + string({_N}) + ' GPU instance type' + ({_N} != 1 ? 's' : '') + "
     "' that are not the smallest size for their GPU (' + "
-    "variables.tooBig.map(t, t.t).join(', ') + variables.tooBig[0].cost + '): restrict ' + "
+    "variables.tooBig.filter(t, variables.tooBig.indexOf(t) < 6).map(t, t.t).join(', ') + "
+    f"({_N} > 6 ? ' and ' + string({_N} - 6) + ' more' : '') + "  # six named, as the rule
+    "variables.tooBig[0].cost + '): restrict ' + "
     "(object.kind == 'Provisioner' ? 'spec.requirements' : 'spec.template.spec.requirements')"
-    " + ' to the smallest size per GPU (' + variables.smallestNames.filter(s, "
-    "variables.allowed.exists(t, t.small == s)).join(', ') + ') with "
+    " + ' to the smallest size per GPU (' + variables.smallest.filter(s, "
+    "variables.smallest.indexOf(s) < 8).join(', ') + ') with "
     "node.kubernetes.io/instance-type In, and scale out with more nodes'")
 
 ADMISSION = AdmissionRule(
@@ -31,6 +33,8 @@ ADMISSION = AdmissionRule(
         ("reqs", REQUIREMENTS),
         ("allowed", ALLOWED),
         ("tooBig", "variables.allowed.filter(t, t.big)"),
+        ("smallest", "variables.smallestNames.filter(s, variables.allowed.exists(t, "
+                     "t.small == s))"),
     ),
     validations=(Validation(
         expression="size(variables.tooBig) == 0",
