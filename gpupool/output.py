@@ -32,7 +32,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -159,6 +158,8 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _replace_atomically(path: Path, text: str, option: str, name: str, mode: int | None) -> None:
+    import tempfile  # (shutil, random): only when a file is written
+
     directory = path.parent
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 
 def closest(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str | None:
     """The choice closest to ``word`` (difflib's ratio at least ``cutoff``), if any."""
+    import difflib  # only when a name was mistyped
+
     found = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
     return found[0] if found else None
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from fractions import Fraction
 from functools import lru_cache
 from typing import Final
 
@@ -53,6 +52,8 @@ def prices_of(catalog: Catalog) -> str:
 def count(value: float) -> str:
     if float(value).is_integer():
         return str(int(value))
+    from fractions import Fraction  # (and decimal): only for a fractional count
+
     return str(Fraction(value).limit_denominator(64))
 
 

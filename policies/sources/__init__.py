@@ -14,16 +14,16 @@ import stat
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from gpupool.errors import InputError
 from gpupool.gcpause import paused_gc
 from gpupool.inputs import STDIN, shown_name
 from policies.model import Plan
-from policies.sources import hints, kubernetes, offline, pulumi_events, pulumi_preview, terraform
 from policies.sources.reading import (
     JsonLines,
     fail,
+    is_k8s_object,
     looks_like_json,
     parse_json_bytes,
     problem,
@@ -32,18 +32,34 @@ from policies.sources.reading import (
 )
 from policies.sources.region import plan_region
 
+if TYPE_CHECKING:  # each reader is imported when a plan of its kind is read
+    from policies.sources.kubernetes import Manifest
+
 KUBERNETES: Final = "kubernetes"
 TERRAFORM: Final = "terraform"
 PULUMI_PREVIEW: Final = "pulumi-preview"
 PULUMI_EVENTS: Final = "pulumi-events"
 GPUPOOL_PLAN: Final = "gpupool-plan"
 
-_PARSERS: Final[dict[str, Callable[[dict[str, Any], str], Plan]]] = {
-    TERRAFORM: terraform.parse,
-    PULUMI_PREVIEW: pulumi_preview.parse,
-    PULUMI_EVENTS: pulumi_events.parse,
-    GPUPOOL_PLAN: offline.parse,
-}
+
+
+def _parser(kind: str) -> Callable[[dict[str, Any], str], Plan]:
+    """The reader of one kind of plan, imported now (a check reads one or two kinds)."""
+    if kind == TERRAFORM:
+        from policies.sources import terraform
+
+        return terraform.parse
+    if kind == PULUMI_PREVIEW:
+        from policies.sources import pulumi_preview
+
+        return pulumi_preview.parse
+    if kind == PULUMI_EVENTS:
+        from policies.sources import pulumi_events
+
+        return pulumi_events.parse
+    from policies.sources import offline
+
+    return offline.parse
 
 _EXPECTED: Final = (
     "a Terraform plan (terraform show -json PLANFILE), a Pulumi preview (pulumi preview --json), "
@@ -59,9 +75,9 @@ def detect(doc: Any, origin: str = "<input>") -> str:
         return _detect_lines(doc, origin)
     if type(doc) is not dict:
         fail(origin, "", _EXPECTED, doc)
-    if doc.get("kind") == offline.KIND:
+    if doc.get("kind") == GPUPOOL_PLAN:  # policies.sources.offline.KIND (test_detect.py)
         return GPUPOOL_PLAN
-    if kubernetes.is_object(doc):
+    if is_k8s_object(doc):
         return KUBERNETES
     if "format_version" in doc:
         if "resource_changes" in doc or "planned_values" in doc:
@@ -82,8 +98,11 @@ def detect(doc: Any, origin: str = "<input>") -> str:
     if "steps" in doc or "changeSummary" in doc:
         return PULUMI_PREVIEW
     events = doc.get("events")
-    if type(events) is list and (not events or pulumi_events.is_event(events[0])):
-        return PULUMI_EVENTS
+    if type(events) is list:
+        from policies.sources.pulumi_events import is_event
+
+        if not events or is_event(events[0]):
+            return PULUMI_EVENTS
     if "checkpoint" in doc and "version" in doc:
         raise problem(
             f"{origin}: expected a Pulumi preview, got a Pulumi checkpoint (stack state); "
@@ -94,6 +113,8 @@ def detect(doc: Any, origin: str = "<input>") -> str:
             f"{origin}: expected a Pulumi preview, got a stack export (state); "
             "use `pulumi preview --json`"
         )
+    from policies.sources import hints
+
     hint = hints.config_json_hint(doc, origin)
     if hint is not None:
         raise problem(hint)
@@ -102,8 +123,10 @@ def detect(doc: Any, origin: str = "<input>") -> str:
 
 
 def _detect_lines(lines: JsonLines, origin: str) -> str:
+    from policies.sources.pulumi_events import is_event
+
     first = lines[0] if lines else None
-    if pulumi_events.is_event(first):
+    if is_event(first):
         return PULUMI_EVENTS
     if type(first) is dict and "@level" in first:
         raise problem(
@@ -123,15 +146,18 @@ def parse_document(doc: Any, origin: str, tf_root: Path | None = None) -> Plan:
     try:
         kind = detect(doc, origin)
         if kind == KUBERNETES:
+            from policies.sources import kubernetes
+
             shown = origin
             docs = [kubernetes.YamlDocument(0, 1, doc)]
             return kubernetes.plan_of(kubernetes.manifests_of(docs, shown), origin)
         if kind == TERRAFORM and tf_root is not None:
+            from policies.sources import terraform
             from policies.tfsource import dynamic_blocks_reader
 
             plan = terraform.parse(doc, origin, dynamic_blocks_reader(doc, tf_root))
         else:
-            plan = _PARSERS[kind](doc, origin)
+            plan = _parser(kind)(doc, origin)
     except RecursionError:
         raise problem(f"{origin}: expected a JSON plan, got nesting too deep to read") from None
     region = (plan_region(kind, doc)
@@ -190,6 +216,8 @@ def _read_stream(name: str) -> tuple[str, Any]:
     if looks_like_json(raw):
         with paused_gc():
             return "json", parse_json_bytes(raw, shown)
+    from policies.sources import hints, kubernetes
+
     hint = hints.text_hint(Path(name), raw[:65536], shown)
     if hint is not None:  # `terraform show tfplan | gpupool check -`
         raise problem(hint)
@@ -199,6 +227,8 @@ def _read_stream(name: str) -> tuple[str, Any]:
 def _text_hint(path: Path, shown: str) -> str | None:
     """:func:`hints.text_hint` on a file's first 64 KiB (None when it cannot be read: the
     manifest reader then says why)."""
+    from policies.sources import hints
+
     try:
         with path.open("rb") as f:
             head = f.read(65536)
@@ -210,6 +240,8 @@ def _text_hint(path: Path, shown: str) -> str | None:
 def _dir_entries(name: str) -> list[tuple[Path, str]]:
     """The manifest and JSON files of a directory (or the file itself); a directory of Terraform
     configuration without any gets the line that says what to run."""
+    from policies.sources import hints, kubernetes
+
     try:
         return kubernetes.manifest_files(Path(name), name)
     except InputError:
@@ -227,7 +259,7 @@ def load_plans(paths: Sequence[str], tf_root: Path | None = None) -> list[Plan]:
     stream)."""
     plans: list[Plan] = []
     problems: list[str] = []
-    manifests: list[kubernetes.Manifest] = []
+    manifests: list[Manifest] = []
     manifest_paths: list[str] = []
     for name in paths:
         try:
@@ -237,15 +269,14 @@ def load_plans(paths: Sequence[str], tf_root: Path | None = None) -> list[Plan]:
                 if stream:
                     form, doc = _read_stream(name)
                     if form == "yaml":  # Kubernetes manifests (kubectl/helm template output)
-                        manifests.extend(kubernetes.manifests_of(doc, shown))
+                        manifests.extend(_manifests_of(doc, shown))
                         manifest_paths.append(shown)
                         continue
                 else:
                     with paused_gc():
                         doc = read_json(Path(name), shown)
-                if kubernetes.is_object(doc):
-                    docs = [kubernetes.YamlDocument(0, 1, doc)]
-                    manifests.extend(kubernetes.manifests_of(docs, shown))
+                if is_k8s_object(doc):
+                    manifests.extend(_manifests_of(doc, shown, single=True))
                     manifest_paths.append(shown)
                 else:
                     root = tf_root if stream else tf_root or Path(name).parent
@@ -261,13 +292,14 @@ def load_plans(paths: Sequence[str], tf_root: Path | None = None) -> list[Plan]:
                     if scanned and path.suffix == ".json":  # a plan in the tree is a plan
                         with paused_gc():
                             doc = read_json(path, shown)
-                        if not kubernetes.is_object(doc):
+                        if not is_k8s_object(doc):
                             plans.append(parse_document(doc, shown, tf_root or path.parent))
                             continue
-                        docs = [kubernetes.YamlDocument(0, 1, doc)]
-                        manifests.extend(kubernetes.manifests_of(docs, shown))
+                        manifests.extend(_manifests_of(doc, shown, single=True))
                     else:
-                        manifests.extend(kubernetes.read_manifests(path, shown))
+                        from policies.sources.kubernetes import read_manifests
+
+                        manifests.extend(read_manifests(path, shown))
                 except InputError as e:
                     problems += e.problems
             manifest_paths.append(name)
@@ -278,13 +310,23 @@ def load_plans(paths: Sequence[str], tf_root: Path | None = None) -> list[Plan]:
                 raise
             problems.append(f"{name}: could not read the plan ({type(e).__name__}: {e})")
     if manifests and not problems:
+        from policies.sources.kubernetes import plan_of
+
         try:
-            plans.append(kubernetes.plan_of(manifests, ", ".join(manifest_paths)))
+            plans.append(plan_of(manifests, ", ".join(manifest_paths)))
         except InputError as e:
             problems += e.problems
     if problems:
         raise InputError(problems)
     return plans
+
+
+def _manifests_of(doc: Any, shown: str, single: bool = False) -> list[Manifest]:
+    """The manifests of parsed YAML documents (``single``: one JSON object, a document)."""
+    from policies.sources import kubernetes
+
+    docs = [kubernetes.YamlDocument(0, 1, doc)] if single else doc
+    return kubernetes.manifests_of(docs, shown)
 
 
 __all__ = [

@@ -31,7 +31,7 @@ from gpupool.errors import InputError
 from gpupool.yamldoc import YamlDocument
 from policies.model import ChangeKind, Plan, ResourceChange, normalise_inputs, resource_kind
 from policies.sources.helm import file_text, unrendered
-from policies.sources.reading import json_type, problem
+from policies.sources.reading import is_k8s_object, json_type, problem
 
 SOURCE: Final = "kubernetes"
 SUFFIXES: Final = (".yaml", ".yml", ".json")
@@ -45,10 +45,7 @@ def type_token(api_version: str, kind: str) -> str:
     return f"{TOKEN_PREFIX}{group_version}:{kind}"
 
 
-def is_object(doc: Any) -> bool:
-    """Does a parsed document look like a Kubernetes object (or List)?"""
-    return type(doc) is dict and isinstance(doc.get("apiVersion"), str) and isinstance(
-        doc.get("kind"), str)
+is_object = is_k8s_object  # does a parsed document look like a Kubernetes object (or List)?
 
 
 @dataclass(frozen=True, slots=True)

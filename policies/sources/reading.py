@@ -124,6 +124,12 @@ def read_input(path: Path, origin: str) -> bytes:
         raise problem(f"{origin}: cannot read: {e.strerror or e}") from None
 
 
+def is_k8s_object(doc: Any) -> bool:
+    """Does a parsed document look like a Kubernetes object (or List)?"""
+    return type(doc) is dict and isinstance(doc.get("apiVersion"), str) and isinstance(
+        doc.get("kind"), str)
+
+
 def looks_like_json(raw: bytes) -> bool:
     """Does the input start like JSON (an object or array, UTF-8 or a UTF-16/32 encoding), or
     like a binary Terraform plan (which the JSON reader names)? Anything else with text in it

@@ -58,8 +58,22 @@ def _rules_reading(path: Path) -> set[str]:
     return {i.id for i in INFOS if not i.kinds.isdisjoint(kinds)}
 
 
-@pytest.mark.parametrize("plan", [TF_UPSIZE, PULUMI_UPSIZE], ids=["terraform", "pulumi"])
-def test_a_plan_check_loads_no_pydantic_yaml_or_pulumi(plan: Path, tmp_path: Path) -> None:
+# Plan readers a check of the other kind never imports, and standard modules only a mistyped
+# name (difflib) or a fractional count (fractions, decimal) needs.
+OTHER_READERS = {
+    "terraform": ("policies.sources.pulumi_preview", "policies.sources.pulumi_events",
+                  "policies.sources.offline", "policies.sources.kubernetes",
+                  "policies.sources.hints", "gpupool.yamldoc"),
+    "pulumi": ("policies.sources.terraform", "policies.sources.offline",
+               "policies.sources.kubernetes", "policies.sources.hints", "gpupool.yamldoc"),
+}
+NOT_NEEDED_STDLIB = ("difflib", "fractions", "decimal")
+
+
+@pytest.mark.parametrize(("plan", "kind"), [(TF_UPSIZE, "terraform"), (PULUMI_UPSIZE, "pulumi")],
+                         ids=["terraform", "pulumi"])
+def test_a_plan_check_loads_no_pydantic_yaml_or_pulumi(plan: Path, kind: str,
+                                                       tmp_path: Path) -> None:
     code, modules = _loaded("check", str(plan), "--format", "json",
                             "--output", str(tmp_path / "r.json"))
     assert code == 1  # the fixture's violations were found: the check really ran
@@ -72,6 +86,7 @@ def test_a_plan_check_loads_no_pydantic_yaml_or_pulumi(plan: Path, tmp_path: Pat
     assert "k8s-gpu-limits" not in _rules_loaded(modules)
     assert _among(modules, ("policies.facts.k8s",)) == []
     assert len(report["policies"]) == 20
+    assert _among(modules, OTHER_READERS[kind] + NOT_NEEDED_STDLIB) == []
 
 
 def test_a_kubernetes_plan_brings_in_the_kubernetes_rules(tmp_path: Path) -> None:

@@ -98,3 +98,10 @@ def test_deep_nesting_inside_a_valid_plan_is_an_input_error() -> None:
                       "newState": {"inputs": {"v": deep}}}]}
     with pytest.raises(InputError, match=r"^preview\.json: expected a JSON plan, got nesting too"):
         parse_document(doc, "preview.json")
+
+
+def test_the_offline_plan_kind_is_the_readers_own() -> None:
+    """detect() tells a gpupool plan by its kind without importing the offline reader."""
+    from policies.sources import GPUPOOL_PLAN, offline
+
+    assert offline.KIND == GPUPOOL_PLAN
