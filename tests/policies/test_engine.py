@@ -275,3 +275,12 @@ def test_ten_thousand_resources_well_under_a_second_and_linear() -> None:
     small, large = _cpu_seconds(1000), _cpu_seconds(10_000)
     assert large < 2.0, large  # ~0.7 s CPU; a busy machine inflates even CPU time a little
     assert large / small < 20, (small, large)  # linear: 10× the resources, ~10× the time
+
+
+def test_the_census_is_skipped_only_for_plans_without_its_kinds() -> None:
+    """The engine leaves the Kubernetes readers unimported for a plan without Kubernetes kinds:
+    the kinds it tests are exactly those the census counts."""
+    from policies import engine
+    from policies.facts.k8s import census
+
+    assert engine._K8S_KINDS == census._KINDS | census._OTHERS
