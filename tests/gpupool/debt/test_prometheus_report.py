@@ -241,3 +241,33 @@ def test_by_team_adds_aws_pools_and_kubernetes_namespaces(
     assert research["pool_names"] == ["eks-gpu", "onprem", "research-asg"]
     assert research["namespaces"] == ["eks-gpu/gpu-research", "onprem/gpu-research"]
     assert d["api_calls"] >= 3 and d["prometheus_queries"] == 6
+
+
+def test_the_snapshot_gives_back_every_pod_and_label_of_the_messy_cluster(
+        report: dict[str, Any], prometheus: Any) -> None:
+    """The JSON document (format 3) read back by rightsize --utilisation: each pod of this
+    cluster (time-sliced, MIG, unattributed, gaps, a Karpenter node from hour 83) with its
+    timeline, and each namespace's labels, exactly as a live read of the same Prometheus."""
+    from gpupool.catalog import load_catalog
+    from gpupool.debt.deadline import Deadline, parse_deadline
+    from gpupool.debt.prometheus.auth import make_auth
+    from gpupool.debt.prometheus.read import read_sources
+    from gpupool.debt.prometheus.sources import make_sources
+    from gpupool.debt.window import resolve_window
+    from gpupool.rightsize.snapshot import parse_saved
+
+    window = resolve_window(since=None, start=iso(prometheus.start), end=iso(prometheus.end),
+                            period=3600, cloudwatch=False)
+    live = read_sources(make_sources([prometheus.url]), window, load_catalog(), make_auth(
+        environ={}), Deadline(parse_deadline("900")), 1800).pools
+    back = parse_saved(report, "debt.json")
+    assert report["version"] == 3 and back.left_alone == []
+    assert [f.name for f in back.kubernetes] == [f.name for f in live]
+    for f, g in zip(live, back.kubernetes, strict=True):
+        assert g.pods == f.pods, f.name  # every figure and bucket, unrounded
+        assert g.namespace_labels == f.namespace_labels, f.name
+    statuses = {p.status for f in back.kubernetes for p in f.pods}
+    assert {"measured", "partial", "not measured", "unattributed"} <= statuses  # not vacuous
+    trimmed = [p for s in report["pool_series"] for p in s.get("pods", ())
+               if p["first_bucket"] > 0]
+    assert trimmed  # the notebook pod, from hour 84: only its buckets are written
