@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from policies.facts import k8s
 from policies.model import UNKNOWN, ChangeKind, ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify, prop
+from policies.rules._gpu_nodes import asks_gpu
 from policies.rules.base import Enforcement, Example, Finding, Rule, RuleContext, RuleMeta
 
 _GONE = (ChangeKind.DELETE, ChangeKind.READ)
@@ -55,9 +56,46 @@ _RAY_SERVICE = {"apiVersion": "ray.io/v1", "kind": "RayService",
                                                   "nvidia.com/gpu": 1}}}]}}}]}}}
 
 
+_NIM = {"apiVersion": "apps.nvidia.com/v1alpha1", "kind": "NIMService",
+        "metadata": {"name": "llama", "namespace": "nim-service"},
+        "spec": {"image": {"repository": "nvcr.io/nim/meta/llama-3.2-1b-instruct",
+                           "tag": "1.12.0"},
+                 "resources": {"limits": {"nvidia.com/gpu": 1}},
+                 "scale": {"enabled": True, "hpa": {
+                     "minReplicas": 1, "maxReplicas": 4, "metrics": [{
+                         "type": "Pods", "pods": {"metric": {"name": "DCGM_FI_DEV_GPU_UTIL"},
+                                                  "target": {"type": "AverageValue",
+                                                             "averageValue": "70"}}}]}}}}
+_LLMISVC = {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "LLMInferenceService",
+            "metadata": {"name": "qwen", "namespace": "ml"},
+            "spec": {"model": {"uri": "hf://Qwen/Qwen2.5-7B-Instruct"},
+                     "scaling": {"minReplicas": 1, "maxReplicas": 6, "wva": {}},
+                     "template": {"containers": [{
+                         "name": "main", "image": "ghcr.io/llm-d/llm-d:v0.2.0",
+                         "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}
+
+
 def _res(obj: dict[str, Any]) -> dict[str, Any]:
     kind, name = obj["kind"], obj["metadata"]["name"]
     return {"type": f"kubernetes:{obj['apiVersion']}:{kind}", "name": name, "new": obj}
+
+
+# What a kind with its own autoscaler is told, as templates: the rule formats them, and its
+# admission twin (policies/admission/cel/k8s_gpu_workload_autoscaled.py) spells them in CEL.
+UNSCALED: Final = ("{who} runs GPUs but nothing scales it: its GPUs stay allocated whether busy "
+                   "or idle; what scales a {kind}: {what}")
+OWN_UNKNOWN: Final = "{who}: whether the {name} scales it is unknown until apply ({where})"
+OWN_OFF: Final = ("{who} runs GPUs but the {name} is off ({where}): its GPUs stay allocated "
+                  "whether busy or idle; turn it on, with maxReplicas above minReplicas")
+OWN_FIXED: Final = ("{who}: the {name} never scales it (min = max = {min}); give it room "
+                    "(maxReplicas above {min})")
+OWN_METRIC: Final = ("{who}: the {name} scales on {metrics}, not on GPU utilisation or load: "
+                     "GPU-bound load leaves it idle; scale on a GPU metric (DCGM_FI_DEV_GPU_UTIL) "
+                     "or the server's load")
+# The metrics a message names when they are not GPU ones, in this order (whatever order the
+# object lists them in), else NOT_PLAIN.
+PLAIN: Final = ("cpu", "memory")
+NOT_PLAIN: Final = "metrics that are not GPU utilisation"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +113,7 @@ class K8sGpuWorkloadAutoscaled(Rule):
         rationale=(
             "Allocation is not utilisation: a GPU Deployment with a fixed replica count holds "
             "its GPUs whether they are busy or idle. Every long-running (service) workload "
-            "whose pods ask for GPUs scales: a Deployment, StatefulSet, ReplicaSet, "
+            "whose pods ask for GPUs (more than 0) scales: a Deployment, StatefulSet, ReplicaSet, "
             "ReplicationController or LeaderWorkerSet is the scaleTargetRef of a "
             "HorizontalPodAutoscaler or a KEDA ScaledObject in its namespace, on a GPU metric "
             "(a metric name, selector, query or trigger naming GPU or DCGM, such as "
@@ -136,6 +174,40 @@ class K8sGpuWorkloadAutoscaled(Rule):
                               "rayClusterConfig.enableInTreeAutoscaling"],
         ),
         Example(
+            title="NIMService scaled by the operator's HPA on DCGM GPU utilisation",
+            allowed=True,
+            resources=[_res(_NIM)],
+        ),
+        Example(
+            title="NIMService whose operator HPA is switched off",
+            allowed=False,
+            resources=[_res({**_NIM, "spec": {**_NIM["spec"], "scale": {
+                **_NIM["spec"]["scale"], "enabled": False}}})],
+            message_contains=["NIMService nim-service/llama runs GPUs but the NIM operator HPA "
+                              "is off (spec.scale.enabled)"],
+        ),
+        Example(
+            title="KServe InferenceService in Standard mode, its HPA on CPU (KServe's default)",
+            allowed=False,
+            resources=[_res({**_ISVC, "metadata": {**_ISVC["metadata"], "annotations": {
+                "serving.kserve.io/deploymentMode": "RawDeployment"}}})],
+            message_contains=["InferenceService ml/llm, predictor: the KServe autoscaler "
+                              "(RawDeployment, hpa) scales on cpu, not on GPU utilisation"],
+        ),
+        Example(
+            title="LLMInferenceService scaled by the workload variant autoscaler",
+            allowed=True,
+            resources=[_res(_LLMISVC)],
+        ),
+        Example(
+            title="LLMInferenceService with fixed replicas",
+            allowed=False,
+            resources=[_res({**_LLMISVC, "spec": {
+                k: v for k, v in _LLMISVC["spec"].items() if k != "scaling"} | {"replicas": 2}})],
+            message_contains=["LLMInferenceService ml/qwen, decode runs GPUs but nothing scales "
+                              "it", "spec.scaling with maxReplicas above minReplicas"],
+        ),
+        Example(
             title="Autoscaler target unknown until apply",
             allowed=False,
             unknown=True,
@@ -170,7 +242,7 @@ class K8sGpuWorkloadAutoscaled(Rule):
                     scalers.setdefault((key, target.kind, target.name), []).append(scaler)
             else:
                 wl = found.workload
-                if wl is not None and wl.lifecycle is k8s.Lifecycle.SERVICE and wl.gpu:
+                if wl is not None and wl.lifecycle is k8s.Lifecycle.SERVICE and _holds_gpus(wl):
                     workloads.append((change, wl))
         for change, wl in workloads:
             yield from self._judge(change, wl, scalers, unresolved)
@@ -178,8 +250,9 @@ class K8sGpuWorkloadAutoscaled(Rule):
     def _judge(self, change: ResourceChange, wl: k8s.Workload,
                scalers: dict[tuple[Any, str, str], list[_Scaler]],
                unresolved: list[_Scaler]) -> Iterable[Finding]:
-        roles = [r for r in wl.gpu_roles if r.replicas.max != 0]
-        if wl.gpu_roles and not roles:
+        gpu = [r for r in wl.roles if asks_gpu(r)]
+        roles = [r for r in gpu if r.replicas.max != 0]
+        if gpu and not roles:
             return  # parked: it holds no GPU
         for role in roles:
             if role.autoscaler is not None:
@@ -193,9 +266,8 @@ class K8sGpuWorkloadAutoscaled(Rule):
         reader = k8s.reader_for(wl.obj)
         what = reader.autoscaled if reader is not None else "an autoscaler"
         for role in rest:
-            yield Finding(change.address, (
-                f"{wl.who(role)} runs GPUs but nothing scales it: its GPUs stay allocated "
-                f"whether busy or idle; what scales a {wl.obj.kind}: {what}"))
+            yield Finding(change.address, UNSCALED.format(who=wl.who(role), kind=wl.obj.kind,
+                                                          what=what))
 
     def _targeted(self, change: ResourceChange, wl: k8s.Workload,
                   scalers: dict[tuple[Any, str, str], list[_Scaler]],
@@ -247,26 +319,24 @@ def _own(change: ResourceChange, wl: k8s.Workload, role: k8s.Role) -> Iterable[F
     where = prop(change.type, a.path)
     if a.enabled is UNKNOWN:
         yield Finding(change.address, cannot_verify(
-            f"{who}: whether the {a.name} scales it is unknown until apply ({where})"),
-            unknown=True)
+            OWN_UNKNOWN.format(who=who, name=a.name, where=where)), unknown=True)
     elif a.enabled is not True:
-        yield Finding(change.address, (
-            f"{who} runs GPUs but the {a.name} is off ({where}): its GPUs stay allocated "
-            "whether busy or idle; turn it on, with maxReplicas above minReplicas"))
+        yield Finding(change.address, OWN_OFF.format(who=who, name=a.name, where=where))
     elif not a.can_scale:
-        yield Finding(change.address, (
-            f"{who}: the {a.name} never scales it (min = max = {a.min}); give it room "
-            f"(maxReplicas above {a.min})"))
+        yield Finding(change.address, OWN_FIXED.format(who=who, name=a.name, min=a.min))
     elif not (a.on_load or k8s.is_gpu_metric(a.metrics)):
-        yield Finding(change.address, (
-            f"{who}: the {a.name} scales on {_plain(a.metrics)}, not on GPU utilisation or "
-            "load: GPU-bound load leaves it idle; scale on a GPU metric (DCGM_FI_DEV_GPU_UTIL) "
-            "or the server's load"))
+        yield Finding(change.address, OWN_METRIC.format(who=who, name=a.name,
+                                                        metrics=_plain(a.metrics)))
+
+
+def _holds_gpus(wl: k8s.Workload) -> bool:
+    """A container asks for more than 0 GPUs (a GPU resource set to 0 holds none), or what it
+    asks for is unknown."""
+    return bool(wl.unknown) or any(asks_gpu(r) for r in wl.roles)
 
 
 def _plain(metrics: tuple[str, ...]) -> str:
-    return ", ".join(dict.fromkeys(m for m in metrics if m in ("cpu", "memory"))) or (
-        "metrics that are not GPU utilisation")
+    return ", ".join(m for m in PLAIN if m in metrics) or NOT_PLAIN
 
 
 def _can_scale(t: k8s.ScaleTarget) -> bool:

@@ -74,8 +74,9 @@ def texts(value: Any) -> list[str]:
     return out
 
 
-_GPU_METRIC: Final = re.compile(r"gpu|dcgm", re.IGNORECASE)
+# A metric, query or trigger text naming GPUs (the admission CEL matches the same pattern).
+GPU_METRIC: Final = re.compile(r"gpu|dcgm", re.IGNORECASE)
 
 
 def is_gpu_metric(metrics: tuple[str, ...]) -> bool:
-    return any(_GPU_METRIC.search(t) for t in metrics)
+    return any(GPU_METRIC.search(t) for t in metrics)
