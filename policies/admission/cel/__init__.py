@@ -9,6 +9,7 @@ from policies.admission.cel import (
     k8s_gpu_job_deadline,
     k8s_gpu_limits,
     k8s_gpu_per_container,
+    k8s_gpu_workload_autoscaled,
     karpenter_gpu_consolidation,
     karpenter_gpu_smallest,
 )
@@ -23,4 +24,5 @@ ADMISSION_RULES: tuple[AdmissionRule, ...] = (
     k8s_cpu_pods_off_gpu_nodes.ADMISSION,
     karpenter_gpu_consolidation.ADMISSION,
     gpu_no_vertical_upsize.ADMISSION,
+    k8s_gpu_workload_autoscaled.ADMISSION,
 )
