@@ -54,21 +54,32 @@ def namespace_of(address: str) -> str:
     return parts[1] if len(parts) >= 3 else ""
 
 
+def group_kind(resource_type: str) -> tuple[str, str]:
+    """``kubernetes:apps/v1:Deployment`` → ``("apps", "Deployment")``; the core group is ``""``
+    (as the API server and the admission policies name it)."""
+    _, api, kind = [*resource_type.split(":", 2), "", ""][:3]
+    group = api.rsplit("/", 1)[0] if "/" in api else ""
+    return ("" if group == "core" else group, kind)
+
+
 def summary(plan: Plan, violations: Iterable[Any]) -> str:
     """One line per dump: objects per namespace, how many of them the admission policies would
-    refuse at Deny (a mandatory violation of a rule that has one), and how many have other
-    findings (advisory ones, and rules that stay in PR checks: docs/kubernetes.md)."""
+    refuse at Deny (a mandatory violation of a rule whose policy matches the object's kind: the
+    HPA part of k8s-gpu-workload-autoscaled, say, is never judged on a Deployment at
+    admission), and how many have other findings (advisory ones, and the parts of rules that
+    stay in PR checks: docs/kubernetes.md)."""
     from policies.admission.cel import ADMISSION_RULES
 
-    at_admission = {a.rule_id for a in ADMISSION_RULES}
-    addresses = {c.address for c in plan.changes}
-    objects = Counter(namespace_of(a) for a in addresses)
+    matched = {a.rule_id: frozenset(a.kinds) for a in ADMISSION_RULES}
+    kinds = {c.address: group_kind(c.type) for c in plan.changes}
+    objects = Counter(namespace_of(a) for a in kinds)
     refused: dict[str, set[str]] = defaultdict(set)
     other: dict[str, set[str]] = defaultdict(set)
     for v in violations:
-        deny = v.policy in at_admission and str(v.enforcement) == "mandatory"
+        mandatory = str(v.enforcement) == "mandatory"
         for a in (v.resource, *getattr(v, "also", ())):
-            if a in addresses:
+            if a in kinds:
+                deny = mandatory and kinds[a] in matched.get(v.policy, frozenset())
                 (refused if deny else other)[namespace_of(a)].add(a)
     parts = []
     for ns in sorted(objects):
@@ -76,6 +87,6 @@ def summary(plan: Plan, violations: Iterable[Any]) -> str:
         if other[ns]:
             part += f" ({len(other[ns])} with other findings)"
         parts.append(part)
-    return (f"cluster dump {plan.origin}: {len(addresses)} objects in "
+    return (f"cluster dump {plan.origin}: {len(kinds)} objects in "
             f"{sum(1 for ns in objects if ns)} namespaces; objects the admission policies would "
             f"refuse at Deny, by namespace: {'; '.join(parts) or 'none'}")

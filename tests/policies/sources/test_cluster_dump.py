@@ -33,6 +33,10 @@ def test_a_dump_is_judged_per_object_and_summarised_per_namespace(
     assert len(note) == 1, out.err
     assert "8 objects in 3 namespaces" in note[0]
     assert "ml 3 of 3" in note[0] and "research 2 of 2" in note[0] and "web 0 of 2" in note[0]
+    # a Deployment no autoscaler names: the PR check's finding, never refused at admission
+    # (k8s-gpu-workload-autoscaled's policy matches only the kinds that scale themselves)
+    assert "Deployment/web/embeddings" in by_policy["k8s-gpu-workload-autoscaled"]
+    assert "web 0 of 2 (1 with other findings)" in note[0]
 
 
 @pytest.mark.parametrize(("text", "expected"), [
