@@ -1,13 +1,14 @@
 """Each kind's own autoscaler, in CEL: the admission twin of the readers' ``Autoscaler``.
 
-:func:`units` gives, for the kinds that scale themselves (RayCluster and RayService worker
-groups, KServe InferenceService components, LLMInferenceService decode and prefill,
-NIMService), one map per role, in the reader's role order: ``containers`` (as the ``roles``
-variable has them), ``own`` (the role has the kind's own autoscaler), ``parked`` (the reader's
-``replicas.max == 0``: the role holds no GPU) and ``msg``, what the PR check says about it
-(``''`` when it scales). Each kind mirrors its reader in ``policies/facts/k8s/readers/``
-(ray.py, kserve.py, kserve_llm.py, nim.py) step by step, with the readers' defaults; a count
-that is not a whole number is ``-1`` here where the reader has None.
+The functions here give, for the kinds that scale themselves (RayCluster and RayService worker
+groups, KServe InferenceService components, LLMInferenceService decode and prefill, NIMService,
+NIMPipeline services), one map per role, in the reader's role order: ``containers`` (as the
+``roles`` variable has them), ``own`` (the role has the kind's own autoscaler), ``parked`` (the
+reader's ``replicas.max == 0``: the role holds no GPU) and ``msg``, what the PR check says
+about it (``''`` when it scales). Each kind mirrors its reader in
+``policies/facts/k8s/readers/`` (ray.py, kserve.py, kserve_llm.py, nim.py) step by step, with
+the readers' defaults; a count that is not a whole number is ``-1`` here where the reader has
+None.
 
 Python's ``texts()`` (every string under a value, at any depth) is a bounded search here
 (:func:`deep`, :data:`DEPTH` levels): CEL has no recursion. No schema of these kinds nests
@@ -108,8 +109,9 @@ def own_msg(name: str, role: str, where: str, *, lo: str, hi: str, unknown: str 
             enabled: str = "true", on_load: str = "false", gpu: str = "false",
             cpu: str = "false", memory: str = "false") -> str:
     """The rule's ``_own``: '' when the autoscaler (``name``, CEL) is on, with room (``hi``
-    above ``lo``, -1 for none) and on GPU utilisation or load."""
-    w, at = who(role), lit(where)
+    above ``lo``, -1 for none) and on GPU utilisation or load; ``where`` (CEL) is where it is
+    switched on or bounded."""
+    w, at = who(role), where
     return (f"({unknown} ? {lit(CANNOT_VERIFY + ': ')} + "
             f"{said(OWN_UNKNOWN, who=w, name=name, where=at)} : "
             f"!({enabled}) ? {said(OWN_OFF, who=w, name=name, where=at)} : "
@@ -153,7 +155,7 @@ def ray(kind: str, base: str) -> str:
     parked = f"(({runs} == 0 && g.hosts != -1) || (g.hosts == 0 && {runs} != -1))"
     name = ("'worker group ' + (has(g.e.groupName) ? string(g.e.groupName) : "
             f"'#' + string({groups}.indexOf(g.e)))")
-    msg = own_msg(lit("RayCluster autoscaler"), name, f"{base}.enableInTreeAutoscaling",
+    msg = own_msg(lit("RayCluster autoscaler"), name, lit(f"{base}.enableInTreeAutoscaling"),
                   lo="g.lo", hi="g.top", enabled=on, on_load="true")
     worker = unit(_spec_containers("g.e.template"), "true", parked, msg)
     return (f"({guard('object', f'{base}.headGroupSpec.template')} ? [{head}] : []) + "
@@ -196,7 +198,7 @@ def kserve(component: str) -> str:
              f"'memory': f.memory, 'max': {knative} ? (f.hi == 0 ? -1 : f.hi) : "
              f"({lo0} > {hi0} ? {lo0} : {hi0})}}")
     msg = own_msg(
-        "variables.kserveScaler", lit(component), f"spec.{component}.maxReplicas",
+        "variables.kserveScaler", lit(component), lit(f"spec.{component}.maxReplicas"),
         lo="g.lo", hi="g.max",
         unknown=f"(!({knative}) && variables.kserveClass == 'external')",
         enabled=f"({knative} || variables.kserveClass != 'none')",
@@ -240,7 +242,7 @@ def llm(base: str, name: str) -> str:
 
     def msg(role: str) -> str:
         return ("(g.scaled ? " + own_msg(
-            scaler, lit(role), f"{base}.scaling.maxReplicas", lo="g.lo", hi="g.hi",
+            scaler, lit(role), lit(f"{base}.scaling.maxReplicas"), lo="g.lo", hi="g.hi",
             on_load="g.wva", gpu="g.gpu", cpu="g.cpu", memory="g.memory")
             + f" : {unscaled('serving.kserve.io', 'LLMInferenceService', lit(role))})")
 
@@ -253,12 +255,11 @@ def llm(base: str, name: str) -> str:
     return f"({guard('object', base)} ? [{facts}].map(f, {sized}).map(g, {body}) : [[]])[0]"
 
 
-def nim() -> str:
-    """nim.py's service_role for a NIMService: ``spec.resources`` as one container, and the
-    operator's HPA (``spec.scale``; its default metric CPU) or a fixed ``replicas``, times the
-    multi-node pipeline size."""
-    p, s, hpa = "object.spec", "object.spec.scale", "object.spec.scale.hpa"
-    par = f"{p}.multiNode.parallelism"
+def nim_service(p: str, kind: str, path: str, role: str) -> str:
+    """nim.py's service_role for the NIMService spec at ``p`` (present), which the PR check
+    names ``path`` (CEL): ``resources`` as one container, and the operator's HPA (``scale``;
+    its default metric CPU) or a fixed ``replicas``, times the multi-node pipeline size."""
+    s, hpa, par = f"{p}.scale", f"{p}.scale.hpa", f"{p}.multiNode.parallelism"
     facts = (f"{{'scaled': has({s}), 'on': has({s}) && has({s}.enabled) && {s}.enabled == true, "
              f"'lo': has({s}) && has({hpa}) ? {num(hpa, 'minReplicas', 1)} : 1, "
              f"'hi': has({s}) && has({hpa}) ? {num(hpa, 'maxReplicas', -1)} : -1, "
@@ -269,10 +270,27 @@ def nim() -> str:
     parked = f"({max_} != -1 && f.size != -1 && ({max_} == 0 || f.size == 0))"
     # no metric text at all: the operator's default, CPU
     cpu = f"({text_is('f.metrics', 'cpu')} || !{deep('f.metrics', lambda _: 'true')})"
-    msg = own_msg("'NIM operator HPA'", "''", "spec.scale.enabled", lo="f.lo", hi="f.hi",
-                  enabled="f.on", gpu=gpu_text("f.metrics"), cpu=cpu,
+    msg = own_msg("'NIM operator HPA'", role, f"{path} + '.scale.enabled'", lo="f.lo",
+                  hi="f.hi", enabled="f.on", gpu=gpu_text("f.metrics"), cpu=cpu,
                   memory=text_is("f.metrics", "memory"))
     containers = f"(has({p}.resources) ? [{{'name': 'nim', 'resources': {p}.resources}}] : [])"
-    nothing = unscaled("apps.nvidia.com", "NIMService", "''")
+    nothing = unscaled("apps.nvidia.com", kind, role)
     one = unit(containers, "f.scaled", parked, f"(f.scaled ? {msg} : {nothing})")
-    return f"(has(object.spec) ? [{facts}].map(f, {one}) : [])"
+    return f"[{facts}].map(f, {one})[0]"
+
+
+def nim() -> str:
+    """A NIMService: its spec is the one service."""
+    one = nim_service("object.spec", "NIMService", lit("spec"), lit(""))
+    return f"(has(object.spec) ? [{one}] : [])"
+
+
+def nim_pipeline() -> str:
+    """nim.py's _pipeline_services: each service enabled (``enabled: true``, as the reader
+    keeps it) with a spec, named ``service NAME`` (``#i`` unnamed) at ``spec.services[i].spec``."""
+    services = "object.spec.services"
+    i = f"string({services}.indexOf(e))"
+    role = f"'service ' + (has(e.name) ? string(e.name) : '#' + {i})"
+    one = nim_service("e.spec", "NIMPipeline", f"'spec.services[' + {i} + '].spec'", f"({role})")
+    return (f"({guard('object', 'spec.services')} ? {services}.filter(e, has(e.enabled) && "
+            f"e.enabled == true && has(e.spec)).map(e, {one}) : [])")

@@ -6,17 +6,16 @@ never scales), KServe InferenceService components (Serverless: Knative from minR
 maxReplicas on concurrency or rps; Standard: an HPA on the component's ``scaleMetric`` and
 ``autoScaling`` metrics; ``autoscalerClass`` none or external), LLMInferenceService decode and
 prefill pods (``scaling``: the workload variant autoscaler, or KEDA triggers on a GPU metric),
-and NIMService (the operator's HPA in ``spec.scale``). Each GPU role that holds GPUs (the
-reader's replicas above 0) must have that autoscaler on, with maxReplicas above minReplicas,
-on GPU utilisation or load; the message is the PR check's for the first role that fails.
+NIMService (the operator's HPA in ``spec.scale``) and each enabled service of a NIMPipeline.
+Each GPU role that holds GPUs (the reader's replicas above 0) must have that autoscaler on,
+with maxReplicas above minReplicas, on GPU utilisation or load; the message is the PR check's
+for the first role that fails.
 
 Only these kinds are matched. A Deployment, StatefulSet, ReplicaSet, ReplicationController or
 LeaderWorkerSet is scaled by another object (an HPA or ScaledObject naming it, created before
 or after it): that part stays in PR checks and the cluster-dump audit (docs/kubernetes.md), so
 a Deployment is never refused at admission for lacking an HPA. Jobs, RayJobs and templates
-(LLMInferenceServiceConfig) are out of the rule's scope. NIMPipeline (a NIMService spec per
-service) is judged by the PR check only: the admission ``roles`` table and its reader differ
-on a service with no ``enabled`` (see docs/kubernetes.md).
+(LLMInferenceServiceConfig) are out of the rule's scope.
 
 No parameters: the rule has none. What each kind's reader says scales it is compiled into the
 messages when the policy is rendered.
@@ -27,7 +26,7 @@ from __future__ import annotations
 from typing import Final
 
 from policies.admission.cel._gpu import GPUS, role_asks_gpu
-from policies.admission.cel._scalers import KSERVE, kserve, llm, nim, ray
+from policies.admission.cel._scalers import KSERVE, kserve, llm, nim, nim_pipeline, ray
 from policies.admission.spec import AdmissionRule, Validation
 from policies.facts.k8s.readers.kserve import COMPONENTS
 
@@ -42,6 +41,7 @@ UNITS: Final[dict[tuple[str, str], tuple[tuple[str, str], ...]]] = {
     ("serving.kserve.io", "LLMInferenceService"): (("decode", llm("spec", "decode")),
                                                    ("prefill", llm("spec.prefill", "prefill"))),
     ("apps.nvidia.com", "NIMService"): (("nimService", nim()),),
+    ("apps.nvidia.com", "NIMPipeline"): (("nimPipeline", nim_pipeline()),),
 }
 
 
@@ -76,7 +76,7 @@ ADMISSION = AdmissionRule(
     validations=(Validation(
         expression="size(variables.found) == 0",
         message=(f"{RULE_ID}: a GPU role of a kind with its own autoscaler (Ray worker groups, "
-                 "KServe components, LLMInferenceService, NIMService) has it on, with "
+                 "KServe components, LLMInferenceService, NIMService, NIMPipeline) has it on, with "
                  "maxReplicas above minReplicas, on GPU utilisation or load"),
         message_expression=f"'{RULE_ID}: ' + variables.found[0]"),),
     uses_roles=False,

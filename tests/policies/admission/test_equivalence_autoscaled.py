@@ -7,8 +7,9 @@ replicas, min/max replicas, KubeRay's unbounded default, numOfHosts, suspend; a 
 GPUs), InferenceServices (every deployment mode and autoscaler class, scale metrics, HPA
 metrics nested as deep as an External metric's matchExpressions, multi-node workerSpecs),
 LLMInferenceServices (decode and prefill, fixed replicas or scaling by the workload variant
-autoscaler or KEDA, data / dataLocal / pipeline parallelism) and NIMServices (the operator's
-HPA on, off or absent, its metrics, multi-node pipelines), each role with or without GPUs.
+autoscaler or KEDA, data / dataLocal / pipeline parallelism), NIMServices (the operator's
+HPA on, off or absent, its metrics, multi-node pipelines) and NIMPipelines (services named or
+not, enabled, disabled or unset, with and without a spec), each role with or without GPUs.
 """
 
 from __future__ import annotations
@@ -148,7 +149,7 @@ def llm_services(draw: Any) -> dict[str, Any]:
 
 
 @st.composite
-def nim_services(draw: Any) -> dict[str, Any]:
+def nim_specs(draw: Any) -> dict[str, Any]:
     gpus = draw(GPUS)
     spec: dict[str, Any] = {"image": {"repository": "nvcr.io/nim/meta/llama3", "tag": "1.0"}}
     if gpus is not None:
@@ -167,7 +168,25 @@ def nim_services(draw: Any) -> dict[str, Any]:
     if draw(st.booleans()):
         spec["multiNode"] = {"parallelism": draw(st.fixed_dictionaries({}, optional={
             "pipeline": st.integers(0, 3), "tensor": st.just(8)}))}
-    return {"apiVersion": "apps.nvidia.com/v1alpha1", "kind": "NIMService", "spec": spec}
+    return spec
+
+
+@st.composite
+def nim_services(draw: Any) -> dict[str, Any]:
+    if draw(st.booleans()):
+        return {"apiVersion": "apps.nvidia.com/v1alpha1", "kind": "NIMService",
+                "spec": draw(nim_specs())}
+    services = []
+    for i in range(draw(st.integers(1, 3))):  # unnamed, disabled, enabled unset, no spec
+        s: dict[str, Any] = {}
+        if draw(st.booleans()):
+            s["name"] = f"s{i}"
+        _maybe(draw, s, "enabled", st.booleans())
+        if draw(st.integers(0, 4)):
+            s["spec"] = draw(nim_specs())
+        services.append(s)
+    return {"apiVersion": "apps.nvidia.com/v1alpha1", "kind": "NIMPipeline",
+            "spec": {"services": services}}
 
 
 def _named(obj: dict[str, Any]) -> dict[str, Any]:
