@@ -12,7 +12,7 @@ place on the freshly parsed ``after`` for the same reason: a 100k-resource plan 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -24,7 +24,7 @@ from policies.sources.terraform_refs import References
 from policies.sources.tfaddr import Segment, split_module_address
 
 SOURCE: Final = "terraform"
-DynamicBlocks = Callable[[str], "frozenset[str] | None"]
+DynamicBlocks = Callable[[str], "Mapping[str, tuple[str, ...] | None] | None"]
 
 _ACTIONS: Final[dict[tuple[str, ...], ChangeKind]] = {
     ("no-op",): ChangeKind.NOOP,
@@ -283,8 +283,11 @@ class _Config:
     def known_at_plan(self, key: str) -> bool:
         return self._refs.known_at_plan(self._row.segments, self._row.rel, key)
 
-    def dynamic_blocks(self) -> frozenset[str] | None:
+    def dynamic_blocks(self) -> Mapping[str, tuple[str, ...] | None] | None:
         return None if self._dynamic is None else self._dynamic(self._row.resource_address)
+
+    def refs_known_at_plan(self, refs: tuple[str, ...]) -> bool:
+        return self._refs.refs_known_at_plan(self._row.segments, refs)
 
 
 def _where(row: _Row, key: str) -> str:

@@ -17,7 +17,8 @@ Only where that is what AWS does, and per resource type (tables below, each with
 - :data:`NESTED_DEFAULTS`: the same inside blocks the configuration declares.
 - :data:`NOT_SET_UNLESS_DYNAMIC`: blocks that a ``dynamic`` block could write, which
   Terraform's JSON configuration leaves out: dropped only when the resource's ``.tf`` source is
-  at hand and writes no ``dynamic`` block of the name.
+  at hand and writes no ``dynamic`` block of the name, or one whose ``for_each`` is known at
+  plan time (a known number of blocks shows in the plan; wholly unknown, it was zero).
 
 An argument declared from values Terraform knows at plan time (constants, variables given
 constants or left at their default: a module's ``target_group_arns = var.target_group_arns``
@@ -27,6 +28,7 @@ An argument declared from a value unknown until apply stays unknown ("cannot ver
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
 from policies.model import UNKNOWN
@@ -99,8 +101,12 @@ class ResourceConfig(Protocol):
         """Is ``key`` written from values known at plan time (constants, variables given
         constants)? Wholly unknown in the plan, it was then null or empty: not set."""
 
-    def dynamic_blocks(self) -> frozenset[str] | None:
-        """The names of the ``dynamic`` blocks its ``.tf`` source writes; None without it."""
+    def dynamic_blocks(self) -> Mapping[str, tuple[str, ...] | None] | None:
+        """The ``dynamic`` blocks its ``.tf`` source writes, by name, with what each one's
+        ``for_each`` refers to (None: not readable); None without the source."""
+
+    def refs_known_at_plan(self, refs: tuple[str, ...]) -> bool:
+        """Are these references (a dynamic block's for_each) all known at plan time?"""
 
 
 def drop_undeclared(new: dict[str, Any], rtype: str, config: ResourceConfig) -> None:
@@ -145,8 +151,16 @@ def drop_undeclared(new: dict[str, Any], rtype: str, config: ResourceConfig) -> 
     if blocks:
         dynamic = None if all(declares(declared, k) for k in blocks) else config.dynamic_blocks()
         for key in blocks:
-            if declares(declared, key) or (dynamic is not None and key not in dynamic):
+            if declares(declared, key) or (dynamic is not None and (
+                    key not in dynamic or _writes_none(dynamic[key], config))):
                 del new[key]
+
+
+def _writes_none(for_each: tuple[str, ...] | None, config: ResourceConfig) -> bool:
+    """A dynamic block whose for_each is known at plan time writes a known number of blocks,
+    which the plan then shows (with unknown values inside, if any): wholly unknown, that
+    number was zero. Over anything unknown until apply it may write some: not judged."""
+    return for_each is not None and config.refs_known_at_plan(for_each)
 
 
 def declares(expressions: dict[str, Any], key: str) -> bool:

@@ -127,6 +127,13 @@ class References:
         found = module.resources.get(rel) if module is not None else None
         return found is not None and self._known(found.get(key), names, 0)
 
+    def refs_known_at_plan(self, segments: tuple[Segment, ...], refs: tuple[str, ...]) -> bool:
+        """Are these references (of an expression in the module instance ``segments``, read
+        from its ``.tf`` source) all known at plan time? An expression with none is a
+        constant."""
+        names = tuple(name for name, _ in segments) if segments else ()
+        return not refs or self._known({"references": list(refs)}, names, 0)
+
     def _known(self, expression: Any, names: tuple[str, ...], depth: int) -> bool:
         if type(expression) is not dict or depth > _MAX_DEPTH:
             return False

@@ -27,6 +27,7 @@ _MODULE = re.compile(r"module\.([^.\[]+)")
 _LOCAL = ("./", "../")
 
 ModuleSources = Mapping[tuple[str, ...], str]  # module call path → its source as written
+DynamicBlocks = Mapping[str, "tuple[str, ...] | None"]  # block name → its for_each's references
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,14 +97,18 @@ class TerraformSources:
             return Declared(path, spot[0], spot[1], prop)
         return Declared(path, block.line, block.column)
 
-    def dynamic_blocks(self, address: str, modules: ModuleSources) -> frozenset[str] | None:
-        """The names of the ``dynamic`` blocks a resource's body writes (Terraform's JSON
-        configuration leaves them out); None when its source is not among these files."""
+    def dynamic_blocks(self, address: str, modules: ModuleSources) -> DynamicBlocks | None:
+        """The ``dynamic`` blocks a resource's body writes (Terraform's JSON configuration
+        leaves them out), by name, with what each one's ``for_each`` refers to (None: not
+        readable); None when its source is not among these files."""
         found = self._find(address, modules, installed=True)
         if isinstance(found, (Declared, NotFound)):
             return None
-        return frozenset(b.labels[0] for b in found[1].blocks
-                         if b.type == "dynamic" and b.labels)
+        out: dict[str, tuple[str, ...] | None] = {}
+        for b in found[1].blocks:
+            if b.type == "dynamic" and b.labels:
+                out[b.labels[0]] = None if b.labels[0] in out else b.for_each
+        return out
 
     def _find(self, address: str, modules: ModuleSources, installed: bool = False
               ) -> tuple[Path, Block] | Declared | NotFound:
@@ -184,14 +189,14 @@ def _read_manifest(root: Path) -> dict[str, str]:
             } if isinstance(entries, list) else {}
 
 
-def dynamic_blocks_reader(doc: Any, root: Path) -> Callable[[str], frozenset[str] | None]:
+def dynamic_blocks_reader(doc: Any, root: Path) -> Callable[[str], DynamicBlocks | None]:
     """For a Terraform plan whose root module's sources are in ``root``: resource address →
-    the names of the ``dynamic`` blocks its ``.tf`` source writes (None when not found). Files
-    are parsed on the first question, each once."""
+    the ``dynamic`` blocks its ``.tf`` source writes (None when not found). Files are parsed
+    on the first question, each once."""
     sources = TerraformSources(root)
     modules: dict[tuple[str, ...], str] | None = None
 
-    def dynamic_blocks(address: str) -> frozenset[str] | None:
+    def dynamic_blocks(address: str) -> DynamicBlocks | None:
         nonlocal modules
         if modules is None:
             modules = module_sources_of(doc)

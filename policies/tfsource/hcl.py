@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from policies.tfsource.refs import references
+
 MAX_BYTES = 4 * 1024 * 1024  # a .tf file past this is not parsed (generated, not read by people)
 
 
@@ -29,6 +31,9 @@ class Block:
     column: int
     arguments: dict[str, tuple[int, int]] = field(default_factory=dict)
     blocks: tuple[Block, ...] = ()
+    # A `dynamic` block's for_each: what it refers to (policies.tfsource.refs); None when it
+    # has none or calls a function known only at apply.
+    for_each: tuple[str, ...] | None = None
 
     def find(self, path: str) -> tuple[int, int] | None:
         """Position of ``a.b.c`` (arguments or nested blocks, ``override[1]`` the second of its
@@ -80,18 +85,22 @@ def _block(node: Any) -> Block | None:
     labels = tuple(_text(p) for p in parts[1:] if p.data in ("string", "identifier"))
     arguments: dict[str, tuple[int, int]] = {}
     nested: list[Block] = []
+    for_each: tuple[str, ...] | None = None
     body = next((p for p in parts if p.data == "body"), None)
     for child in body.children if body is not None else ():
         kind = getattr(child, "data", None)
         if kind == "attribute" and not child.meta.empty:
-            name = _text(next(c for c in child.children if hasattr(c, "data")))
+            named = [c for c in child.children if hasattr(c, "data")]
+            name = _text(named[0])
             arguments.setdefault(name, (child.meta.line, child.meta.column))
+            if name == "for_each" and _text(parts[0]) == "dynamic" and len(named) > 1:
+                for_each = references(named[-1])
         elif kind == "block":
             inner = _block(child)
             if inner is not None:
                 nested.append(inner)
     return Block(_text(parts[0]), labels, node.meta.line, node.meta.column, arguments,
-                 tuple(nested))
+                 tuple(nested), for_each)
 
 
 def _text(node: Any) -> str:

@@ -78,6 +78,14 @@ module "dynamic" {
   name                = "dynamic"
   launch_template_id  = aws_launch_template.proxy.id
   vpc_zone_identifier = [aws_subnet.private.id]
+  traffic_sources     = compact([aws_launch_template.proxy.arn])
+  tags                = { "gpupool:role" = "gpu-proxy" }
+}
+module "dynamic_default" {
+  source              = "git::file://REPO//dynamic"
+  name                = "dynamic_default"
+  launch_template_id  = aws_launch_template.proxy.id
+  vpc_zone_identifier = [aws_subnet.private.id]
   tags                = { "gpupool:role" = "gpu-proxy" }
 }
 '''
@@ -91,7 +99,8 @@ def _git(repo: Path, *args: str) -> None:
 @pytest.fixture(scope="module")
 def root(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A root module calling the proxy-group module twice from a git repository (as written,
-    and with a `dynamic "traffic_source"` over a variable), initialised and planned."""
+    and twice with a `dynamic "traffic_source"` over a variable: given values unknown until
+    apply, and left at its default []), initialised and planned."""
     why = live.unavailable() or (None if shutil.which("git") else "git is not on PATH")
     if why is not None:
         pytest.skip(f"real terraform plans cannot be made here: {why}")
@@ -121,19 +130,21 @@ def root(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 def _groups(plan_path: Path) -> dict[str, dict[str, Any]]:
     plan = load_plan(plan_path)
     return {name: dict(plan.by_address()[f"module.{name}.aws_autoscaling_group.this"].new or {})
-            for name in ("plain", "dynamic")}
+            for name in ("plain", "dynamic", "dynamic_default")}
 
 
 def test_the_installed_module_is_read_for_its_dynamic_blocks(root: Path) -> None:
     manifest = json.loads((root / ".terraform" / "modules" / "modules.json").read_text())
-    assert {m["Key"] for m in manifest["Modules"]} >= {"plain", "dynamic"}
+    assert {m["Key"] for m in manifest["Modules"]} >= {"plain", "dynamic", "dynamic_default"}
     doc = json.loads((root / "plan.json").read_text())
     sources = {k: c["source"] for k, c in
                doc["configuration"]["root_module"]["module_calls"].items()}
     assert all(s.startswith("git::file://") for s in sources.values())  # not in the repository
     groups = _groups(root / "plan.json")
     assert "traffic_source" not in groups["plain"]
-    assert groups["dynamic"]["traffic_source"] is UNKNOWN  # for_each = var.traffic_sources
+    # for_each = var.traffic_sources, given a list of values unknown until apply
+    assert groups["dynamic"]["traffic_source"] is UNKNOWN
+    assert "traffic_source" not in groups["dynamic_default"]  # ... left at its default []
     for group in groups.values():  # null or [] through the module's variables: not set
         for key in ("availability_zones", "target_group_arns", "load_balancers"):
             assert key not in group, key
@@ -145,5 +156,4 @@ def test_without_the_installed_modules_both_stay_unknown(root: Path, tmp_path: P
     shutil.copy(root / "main.tf", tmp_path / "main.tf")
     shutil.copy(root / "plan.json", tmp_path / "plan.json")
     groups = _groups(tmp_path / "plan.json")
-    assert groups["plain"]["traffic_source"] is UNKNOWN
-    assert groups["dynamic"]["traffic_source"] is UNKNOWN
+    assert all(g["traffic_source"] is UNKNOWN for g in groups.values())

@@ -139,19 +139,27 @@ def test_without_the_sources_a_dynamic_block_cannot_be_ruled_out() -> None:
         assert any("the ingress of security group proxy is unknown" in m for _, m in notes)
 
 
-def test_sources_that_write_a_dynamic_block_keep_it_unknown(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("for_each", "kept"), [
+    ("data.aws_subnets.tier.ids", True),  # read at apply: how many blocks is unknown
+    ("[for s in data.aws_subnets.tier.ids : s]", True),
+    ("[timestamp()]", True),  # a function known only at apply
+    ("[]", False),  # known at plan: zero blocks, as the plan (wholly unknown) shows
+    ("var.sources", False),  # a root variable: known at plan
+])
+def test_sources_that_write_a_dynamic_block(tmp_path: Path, for_each: str, kept: bool) -> None:
     """The reader follows the .tf source, not a guess: the same plan beside a source whose safe
-    group writes `dynamic "traffic_source"` leaves that group's traffic_source unknown."""
+    group writes `dynamic "traffic_source"` leaves that group's traffic_source unknown when the
+    block's for_each is unknown at plan time; a for_each known at plan wrote none."""
     shutil.copytree(MODULE, tmp_path / "m")
     groups = tmp_path / "m" / "groups.tf"
     text = groups.read_text(encoding="utf-8")
     marker = 'resource "aws_autoscaling_group" "safe" {\n'
     assert marker in text
     groups.write_text(text.replace(marker, marker + (
-        '  dynamic "traffic_source" {\n    for_each = var.sources\n    content {\n'
+        f'  dynamic "traffic_source" {{\n    for_each = {for_each}\n    content {{\n'
         '      identifier = traffic_source.value\n    }\n  }\n')), encoding="utf-8")
     plan = load_plan(tmp_path / "m" / "plan-create.json")
-    assert _group(plan, "safe")["traffic_source"] is UNKNOWN
+    assert (_group(plan, "safe").get("traffic_source") is UNKNOWN) is kept
     assert "traffic_source" not in _group(plan, "spread")
 
 
@@ -219,3 +227,22 @@ def test_known_at_plan(resource: Any, call: dict[str, Any] | None, known: bool) 
     refs = _references({"target_group_arns": resource}, call)
     assert refs.known_at_plan((("m", None),), "aws_autoscaling_group.g",
                               "target_group_arns") is known
+
+
+@pytest.mark.parametrize(("source", "refs"), [
+    ("var.traffic_sources", ("var.traffic_sources",)),
+    ("length(var.a) > 0 ? [for s in var.b : s.arn] : local.c", ("var.a", "var.b", "s.arn",
+                                                                "local.c")),
+    ("aws_lb_target_group.t[*].arn", ("aws_lb_target_group.t",)),
+    ('"${var.p}-x"', ("var.p",)),
+    ('toset(["a", "b"])', ()),
+    ("[timestamp()]", None),
+])
+def test_for_each_references_read_from_the_source(source: str, refs: tuple[str, ...] | None
+                                                  ) -> None:
+    import hcl2
+
+    from policies.tfsource.refs import references
+
+    attribute = hcl2.parses_to_tree(f"x = {source}\n").children[0].children[0]
+    assert references([c for c in attribute.children if hasattr(c, "data")][-1]) == refs
