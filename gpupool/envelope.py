@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from gpupool.catalog import Catalog, InstanceType, load_catalog
@@ -23,6 +23,7 @@ from gpupool.catalog.model import HOURS_PER_MONTH
 from gpupool.config.kubernetes import KubernetesPoolConfig
 from gpupool.config.models import GpuPoolConfig, StackConfig
 from gpupool.config.remote_gpu import ResolvedTier
+from gpupool.record import replace
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,20 +8,25 @@ Groups are priced at their maximum size with the first of their GPU types; what 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from gpupool.catalog import Catalog
+from gpupool.record import Frozen
 from policies.facts import PlanIndex, Side, block, number, override_weights
 from policies.model import UNKNOWN, ChangeKind, Plan, ResourceChange, ResourceKind
 from policies.result import CostLine
 from policies.rules._common import prices_of
 
 
-@dataclass(frozen=True, slots=True)
-class _Price:
+class _Price(Frozen):
+    __slots__ = ("per_hour", "gpu", "note")
     per_hour: float | None  # None: cannot be priced
     gpu: bool  # does this side run GPU instances?
-    note: str = ""
+    note: str
+
+    def __init__(self, per_hour: float | None, gpu: bool, note: str = "") -> None:
+        object.__setattr__(self, "per_hour", per_hour)
+        object.__setattr__(self, "gpu", gpu)
+        object.__setattr__(self, "note", note)
 
 
 _NOTHING = _Price(0.0, False)

@@ -11,13 +11,13 @@ fails); it never takes the other rules down with it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
 from datetime import date
 from functools import partial
 from typing import Any
 
 from gpupool.catalog import Catalog, load_catalog
 from gpupool.gcpause import paused_gc
+from gpupool.record import Record, replace
 from policies.cost import cost_lines
 from policies.facts import PlanIndex
 from policies.model import ChangeKind, Plan, ResourceChange, ResourceKind
@@ -168,13 +168,27 @@ def _unchanged(change: ResourceChange | None) -> bool:
     return change is not None and change.change is ChangeKind.NOOP
 
 
-@dataclass
-class _Emitter:
+class _Emitter(Record):
+    __slots__ = ("rule", "policy", "plan", "index", "out")
     rule: Rule
     policy: PolicySettings
     plan: Plan
     index: PlanIndex
     out: list[Violation]
+
+    def __init__(
+        self,
+        rule: Rule,
+        policy: PolicySettings,
+        plan: Plan,
+        index: PlanIndex,
+        out: list[Violation],
+    ) -> None:
+        self.rule = rule
+        self.policy = policy
+        self.plan = plan
+        self.index = index
+        self.out = out
 
     def __call__(self, finding: Finding) -> None:
         change = self.index.by_address.get(finding.resource)

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
 from typing import Any, Final
+
+from gpupool.record import Frozen
 
 
 class _Unknown:
@@ -225,9 +226,13 @@ _USER_MAPS: Final = frozenset({
 })
 
 
-@dataclass(frozen=True, slots=True)
-class ResourceChange:
+class ResourceChange(Frozen):
     """One resource's planned change, as every rule sees it."""
+
+    __slots__ = (
+        "address", "type", "name", "change", "new", "old", "source", "kind", "references", "parent",
+        "origin"
+    )
 
     address: str  # Terraform address or Pulumi URN: what reports name
     type: str  # provider type token (aws_instance, aws:ec2/instance:Instance)
@@ -236,14 +241,40 @@ class ResourceChange:
     new: Mapping[str, Any] | None  # None for delete
     old: Mapping[str, Any] | None  # None for create, or when the source does not know it
     source: str  # terraform | pulumi-preview | gpupool-plan | crossguard
-    kind: ResourceKind = ResourceKind.OTHER
+    kind: ResourceKind
     # Links a plan can prove although the value is unknown: input key → address of the resource
     # it refers to (e.g. a scaling policy's autoscaling_group_name → the group's address).
-    references: Mapping[str, str] = field(default_factory=dict)
-    parent: str | None = None
+    references: Mapping[str, str]
+    parent: str | None
     # Where the resource is declared when a plan spans several files (Kubernetes manifests:
     # "path/to/file.yaml:12"); reports name it instead of the plan's origin.
-    origin: str | None = None
+    origin: str | None
+
+    def __init__(
+        self,
+        address: str,
+        type: str,
+        name: str,
+        change: ChangeKind,
+        new: Mapping[str, Any] | None,
+        old: Mapping[str, Any] | None,
+        source: str,
+        kind: ResourceKind = ResourceKind.OTHER,
+        references: Mapping[str, str] | None = None,
+        parent: str | None = None,
+        origin: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "address", address)
+        object.__setattr__(self, "type", type)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "change", change)
+        object.__setattr__(self, "new", new)
+        object.__setattr__(self, "old", old)
+        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "references", {} if references is None else references)
+        object.__setattr__(self, "parent", parent)
+        object.__setattr__(self, "origin", origin)
 
     @property
     def is_removal(self) -> bool:
@@ -258,14 +289,27 @@ class ResourceChange:
         return self.old or {}
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(Frozen):
     """A normalised plan: where it came from and its resource changes."""
+
+    __slots__ = ("source", "origin", "changes", "meta")
 
     source: str
     origin: str  # file path, or "stack dev @ HEAD~1..worktree", or "crossguard"
     changes: tuple[ResourceChange, ...]
-    meta: Mapping[str, Any] = field(default_factory=dict)
+    meta: Mapping[str, Any]
+
+    def __init__(
+        self,
+        source: str,
+        origin: str,
+        changes: tuple[ResourceChange, ...],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "origin", origin)
+        object.__setattr__(self, "changes", changes)
+        object.__setattr__(self, "meta", {} if meta is None else meta)
 
     def by_address(self) -> dict[str, ResourceChange]:
         return {c.address: c for c in self.changes}

@@ -10,22 +10,26 @@ understood).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from gpupool.record import Frozen
 from policies.rules.params import Enforcement
 
 
-@dataclass(frozen=True, slots=True)
-class Ref:
+class Ref(Frozen):
     """A resource a finding names: its address (Terraform address or Pulumi URN) and type."""
 
+    __slots__ = ("address", "type")
+
     address: str
-    type: str = ""
+    type: str
+
+    def __init__(self, address: str, type: str = "") -> None:
+        object.__setattr__(self, "address", address)
+        object.__setattr__(self, "type", type)
 
 
-@dataclass(frozen=True)
-class Violation:
+class Violation(Frozen):
     """One finding: one cause, on one resource or on several resources that share it.
 
     An autoscaling group and the launch template it launches from, both showing the same
@@ -34,17 +38,48 @@ class Violation:
     so every report counts and shows it once, naming all of them.
     """
 
+    __slots__ = (
+        "policy", "enforcement", "resource", "message", "resource_type", "source", "unknown",
+        "waived_by", "detail", "also", "prop"
+    )
+
     policy: str
     enforcement: Enforcement  # mandatory or advisory (disabled rules produce nothing)
     resource: str  # address (Terraform address or Pulumi URN)
     message: str
-    resource_type: str = ""
-    source: str = ""  # which plan it came from (file path or stack@ref)
-    unknown: bool = False  # "cannot verify" rather than a proven violation
-    waived_by: str | None = None  # waiver id when an active waiver covers it
-    detail: Mapping[str, Any] = field(default_factory=dict)
-    also: tuple[Ref, ...] = ()  # other resources with the same cause (see the class docstring)
-    prop: str | None = None  # the input the finding is about, snake_case path ("min_size")
+    resource_type: str
+    source: str  # which plan it came from (file path or stack@ref)
+    unknown: bool  # "cannot verify" rather than a proven violation
+    waived_by: str | None  # waiver id when an active waiver covers it
+    detail: Mapping[str, Any]
+    also: tuple[Ref, ...]  # other resources with the same cause (see the class docstring)
+    prop: str | None  # the input the finding is about, snake_case path ("min_size")
+
+    def __init__(
+        self,
+        policy: str,
+        enforcement: Enforcement,
+        resource: str,
+        message: str,
+        resource_type: str = "",
+        source: str = "",
+        unknown: bool = False,
+        waived_by: str | None = None,
+        detail: Mapping[str, Any] | None = None,
+        also: tuple[Ref, ...] = (),
+        prop: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "policy", policy)
+        object.__setattr__(self, "enforcement", enforcement)
+        object.__setattr__(self, "resource", resource)
+        object.__setattr__(self, "message", message)
+        object.__setattr__(self, "resource_type", resource_type)
+        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "unknown", unknown)
+        object.__setattr__(self, "waived_by", waived_by)
+        object.__setattr__(self, "detail", {} if detail is None else detail)
+        object.__setattr__(self, "also", also)
+        object.__setattr__(self, "prop", prop)
 
     @property
     def blocking(self) -> bool:
@@ -56,23 +91,42 @@ class Violation:
         return (Ref(self.resource, self.resource_type), *self.also)
 
 
-@dataclass(frozen=True)
-class RuleError:
+class RuleError(Frozen):
     """A rule raised, or input could not be judged: always fails the check."""
+
+    __slots__ = ("policy", "message", "resource")
 
     policy: str
     message: str
-    resource: str | None = None
+    resource: str | None
+
+    def __init__(self, policy: str, message: str, resource: str | None = None) -> None:
+        object.__setattr__(self, "policy", policy)
+        object.__setattr__(self, "message", message)
+        object.__setattr__(self, "resource", resource)
 
 
-@dataclass(frozen=True)
-class CostLine:
+class CostLine(Frozen):
     """The cost effect of one GPU resource's change (per hour, on-demand)."""
+
+    __slots__ = ("resource", "before_per_hour", "after_per_hour", "note")
 
     resource: str
     before_per_hour: float | None
     after_per_hour: float | None
-    note: str = ""
+    note: str
+
+    def __init__(
+        self,
+        resource: str,
+        before_per_hour: float | None,
+        after_per_hour: float | None,
+        note: str = "",
+    ) -> None:
+        object.__setattr__(self, "resource", resource)
+        object.__setattr__(self, "before_per_hour", before_per_hour)
+        object.__setattr__(self, "after_per_hour", after_per_hour)
+        object.__setattr__(self, "note", note)
 
     @property
     def delta_per_hour(self) -> float | None:
@@ -81,27 +135,44 @@ class CostLine:
         return self.after_per_hour - self.before_per_hour
 
 
-@dataclass(frozen=True)
-class KindCount:
+class KindCount(Frozen):
     """Objects of one kind that ask for an accelerator and that no reader understands."""
+
+    __slots__ = ("kind", "api_version", "objects")
 
     kind: str
     api_version: str
     objects: int
+
+    def __init__(self, kind: str, api_version: str, objects: int) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "api_version", api_version)
+        object.__setattr__(self, "objects", objects)
 
     def shown(self) -> str:
         api = f" {self.api_version}" if self.api_version else ""
         return f"{self.kind}{api}" + (f" × {self.objects}" if self.objects != 1 else "")
 
 
-@dataclass(frozen=True)
-class GpuObjects:
+class GpuObjects(Frozen):
     """Kubernetes objects asking for GPUs: how many the rules judged, which were not understood
     (their findings say 'cannot verify'): so a pass never hides a skipped GPU workload."""
 
-    judged: int = 0
-    not_understood: tuple[KindCount, ...] = ()
-    objects: int = 0  # Kubernetes objects read
+    __slots__ = ("judged", "not_understood", "objects")
+
+    judged: int
+    not_understood: tuple[KindCount, ...]
+    objects: int  # Kubernetes objects read
+
+    def __init__(
+        self,
+        judged: int = 0,
+        not_understood: tuple[KindCount, ...] = (),
+        objects: int = 0,
+    ) -> None:
+        object.__setattr__(self, "judged", judged)
+        object.__setattr__(self, "not_understood", not_understood)
+        object.__setattr__(self, "objects", objects)
 
     @property
     def seen(self) -> bool:
@@ -123,18 +194,42 @@ class GpuObjects:
         return out
 
 
-@dataclass(frozen=True)
-class Result:
+class Result(Frozen):
+    __slots__ = (
+        "violations", "errors", "sources", "policies", "resources_evaluated", "cost", "gpu_objects",
+        "soft_fail"
+    )
     violations: Sequence[Violation]  # includes waived ones (waived_by set)
     errors: Sequence[RuleError]
     sources: Sequence[str]  # plan origins evaluated
     policies: Sequence[Mapping[str, Any]]  # id, title, enforcement in force, rationale
     resources_evaluated: int
-    cost: Sequence[CostLine] = ()
-    gpu_objects: GpuObjects = field(default_factory=GpuObjects)
+    cost: Sequence[CostLine]
+    gpu_objects: GpuObjects
     # ``check --soft-fail``: violations are reported, the verdict says what they are, and the
     # exit code is 0 all the same; a rule error still fails (the check did not finish).
-    soft_fail: bool = False
+    soft_fail: bool
+
+    def __init__(
+        self,
+        violations: Sequence[Violation],
+        errors: Sequence[RuleError],
+        sources: Sequence[str],
+        policies: Sequence[Mapping[str, Any]],
+        resources_evaluated: int,
+        cost: Sequence[CostLine] = (),
+        gpu_objects: GpuObjects | None = None,
+        soft_fail: bool = False,
+    ) -> None:
+        object.__setattr__(self, "violations", violations)
+        object.__setattr__(self, "errors", errors)
+        object.__setattr__(self, "sources", sources)
+        object.__setattr__(self, "policies", policies)
+        object.__setattr__(self, "resources_evaluated", resources_evaluated)
+        object.__setattr__(self, "cost", cost)
+        object.__setattr__(self, "gpu_objects",
+                           GpuObjects() if gpu_objects is None else gpu_objects)
+        object.__setattr__(self, "soft_fail", soft_fail)
 
     @property
     def verdict(self) -> Literal["pass", "fail"]:

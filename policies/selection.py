@@ -11,10 +11,10 @@ suggested; a selection that leaves no policy to run is bad input too (it could o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from fnmatch import fnmatchcase
 
 from gpupool.errors import InputError
+from gpupool.record import replace
 from gpupool.suggest import did_you_mean
 from policies.rules import rule_ids
 from policies.rules.params import Enforcement

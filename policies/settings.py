@@ -45,10 +45,10 @@ Waivers are judged as of today (``gpupool check --today DATE`` for another day):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from gpupool.errors import InputError
+from gpupool.record import Frozen, replace
 from gpupool.suggest import did_you_mean
 from policies.rules import rule_ids
 from policies.rules.params import Enforcement, RuleParams, aliases
@@ -69,15 +69,29 @@ if TYPE_CHECKING:  # pydantic: imported only to read a config or a waivers file
     from policies.waiver_file import Waiver
 
 
-@dataclass(frozen=True, eq=False)
-class PolicySettings:
+class PolicySettings(Frozen):
     """A policy's enforcement and parameters. ``configured`` None: the rule's defaults, made on
     first use of :attr:`params` (so a check imports only the rules it runs)."""
 
+    __slots__ = ("enforcement", "configured", "baseline", "rule_id")
+
     enforcement: Enforcement
-    configured: RuleParams | None = None
-    baseline: str | None = None  # kept for the CrossGuard pack; gpupool check ignores it
-    rule_id: str = ""  # whose defaults ``params`` are when nothing is configured
+    configured: RuleParams | None
+    baseline: str | None  # kept for the CrossGuard pack; gpupool check ignores it
+    rule_id: str  # whose defaults ``params`` are when nothing is configured
+
+    def __init__(
+        self,
+        enforcement: Enforcement,
+        configured: RuleParams | None = None,
+        baseline: str | None = None,
+        rule_id: str = "",
+    ) -> None:
+        object.__setattr__(self, "enforcement", enforcement)
+        object.__setattr__(self, "configured", configured)
+        object.__setattr__(self, "baseline", baseline)
+        object.__setattr__(self, "rule_id", rule_id)
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         if self.configured is None and not self.rule_id:
@@ -102,15 +116,33 @@ class PolicySettings:
         return hash((self.enforcement, self.baseline))
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(Frozen):
+    __slots__ = (
+        "policies", "waivers", "config_path", "waivers_path", "notes", "expiry_warning_days"
+    )
     policies: Mapping[str, PolicySettings]
-    waivers: tuple[Waiver, ...] = ()
-    config_path: str | None = None
-    waivers_path: str | None = None
-    notes: tuple[str, ...] = field(default=())  # things worth telling the user, not errors
+    waivers: tuple[Waiver, ...]
+    config_path: str | None
+    waivers_path: str | None
+    notes: tuple[str, ...]  # things worth telling the user, not errors
     # warn about a waiver this many days before its last day
-    expiry_warning_days: int = DEFAULT_EXPIRY_WARNING_DAYS
+    expiry_warning_days: int
+
+    def __init__(
+        self,
+        policies: Mapping[str, PolicySettings],
+        waivers: tuple[Waiver, ...] = (),
+        config_path: str | None = None,
+        waivers_path: str | None = None,
+        notes: tuple[str, ...] = (),
+        expiry_warning_days: int = DEFAULT_EXPIRY_WARNING_DAYS,
+    ) -> None:
+        object.__setattr__(self, "policies", policies)
+        object.__setattr__(self, "waivers", waivers)
+        object.__setattr__(self, "config_path", config_path)
+        object.__setattr__(self, "waivers_path", waivers_path)
+        object.__setattr__(self, "notes", notes)
+        object.__setattr__(self, "expiry_warning_days", expiry_warning_days)
 
     @classmethod
     def default(cls) -> Settings:

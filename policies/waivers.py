@@ -16,10 +16,10 @@ in the waivers file.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from datetime import date
 from typing import TYPE_CHECKING
 
+from gpupool.record import replace
 from policies.result import Violation
 from policies.rules.params import Enforcement
 from policies.settings import WAIVER_POLICY, Settings

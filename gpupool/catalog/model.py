@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+from gpupool.record import Frozen, fields, replace
 
 if TYPE_CHECKING:
     from gpupool.catalog.prices import PriceTable
@@ -52,8 +53,12 @@ class GpuKey(NamedTuple):
     arch: str
 
 
-@dataclass(frozen=True, slots=True)
-class InstanceType:
+class InstanceType(Frozen):
+    __slots__ = (
+        "instance_type", "family", "size", "vcpus", "memory_mib", "gpu_maker", "gpu_model",
+        "gpu_count", "gpu_memory_mib", "arch", "network_baseline_gbps", "network_burst_gbps",
+        "efa_supported", "price_per_hour"
+    )
     instance_type: str
     family: str
     size: str
@@ -68,6 +73,38 @@ class InstanceType:
     network_burst_gbps: float
     efa_supported: bool
     price_per_hour: float | None  # on-demand, the catalog's price region; None when not recorded
+
+    def __init__(
+        self,
+        instance_type: str,
+        family: str,
+        size: str,
+        vcpus: int,
+        memory_mib: int,
+        gpu_maker: str,
+        gpu_model: str,
+        gpu_count: float,
+        gpu_memory_mib: int,
+        arch: str,
+        network_baseline_gbps: float,
+        network_burst_gbps: float,
+        efa_supported: bool,
+        price_per_hour: float | None,
+    ) -> None:
+        object.__setattr__(self, "instance_type", instance_type)
+        object.__setattr__(self, "family", family)
+        object.__setattr__(self, "size", size)
+        object.__setattr__(self, "vcpus", vcpus)
+        object.__setattr__(self, "memory_mib", memory_mib)
+        object.__setattr__(self, "gpu_maker", gpu_maker)
+        object.__setattr__(self, "gpu_model", gpu_model)
+        object.__setattr__(self, "gpu_count", gpu_count)
+        object.__setattr__(self, "gpu_memory_mib", gpu_memory_mib)
+        object.__setattr__(self, "arch", arch)
+        object.__setattr__(self, "network_baseline_gbps", network_baseline_gbps)
+        object.__setattr__(self, "network_burst_gbps", network_burst_gbps)
+        object.__setattr__(self, "efa_supported", efa_supported)
+        object.__setattr__(self, "price_per_hour", price_per_hour)
 
     @property
     def memory_gib(self) -> float:
@@ -242,14 +279,30 @@ class Catalog:
         return [row_dict(r, smallest=self.is_smallest(r.instance_type)) for r in self]
 
 
-@dataclass(frozen=True, slots=True)
-class GpuChange:
+class GpuChange(Frozen):
+    __slots__ = ("old", "new", "same_gpu", "gpu_count_delta", "vcpu_delta", "memory_mib_delta")
     old: InstanceType
     new: InstanceType
     same_gpu: bool
     gpu_count_delta: float
     vcpu_delta: int
     memory_mib_delta: int
+
+    def __init__(
+        self,
+        old: InstanceType,
+        new: InstanceType,
+        same_gpu: bool,
+        gpu_count_delta: float,
+        vcpu_delta: int,
+        memory_mib_delta: int,
+    ) -> None:
+        object.__setattr__(self, "old", old)
+        object.__setattr__(self, "new", new)
+        object.__setattr__(self, "same_gpu", same_gpu)
+        object.__setattr__(self, "gpu_count_delta", gpu_count_delta)
+        object.__setattr__(self, "vcpu_delta", vcpu_delta)
+        object.__setattr__(self, "memory_mib_delta", memory_mib_delta)
 
     @property
     def price_delta_per_hour(self) -> float | None:
@@ -277,7 +330,7 @@ def _display_order(t: InstanceType) -> tuple[str, float, int, str]:
 
 
 def row_dict(r: InstanceType, *, smallest: bool) -> dict[str, Any]:
-    d = asdict(r)
+    d = {n: getattr(r, n) for n in fields(r)}
     d["memory_gib"] = round(r.memory_gib, 3)
     d["gpu_memory_gib"] = round(r.gpu_memory_gib, 3)
     per_gpu = r.price_per_gpu_hour
@@ -287,8 +340,8 @@ def row_dict(r: InstanceType, *, smallest: bool) -> dict[str, Any]:
 
 
 def catalog_from_document(doc: dict[str, Any]) -> Catalog:
-    fields = InstanceType.__dataclass_fields__
-    rows = [InstanceType(**{k: v for k, v in t.items() if k in fields}) for t in doc["types"]]
+    known = set(fields(InstanceType))
+    rows = [InstanceType(**{k: v for k, v in t.items() if k in known}) for t in doc["types"]]
     meta = {k: v for k, v in doc.items() if k != "types"}
     return Catalog(rows, meta)
 

@@ -28,7 +28,6 @@ import argparse
 import json
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from functools import cache
@@ -38,6 +37,7 @@ from typing import Any, Final
 
 from gpupool.catalog.model import Catalog, InstanceType, load_catalog
 from gpupool.errors import InputError
+from gpupool.record import Frozen
 
 DATA_FILE: Final = "ena-express.json"
 SOURCE_DOC: Final = (
@@ -101,9 +101,10 @@ def flow_gbps(baseline_gbps: float, kind: NetworkKind, *, in_cluster: bool = Tru
 # --------------------------------------------------------------------------- ENA Express data
 
 
-@dataclass(frozen=True, slots=True)
-class NetworkFeatures:
+class NetworkFeatures(Frozen):
     """What DescribeInstanceTypes says about one type's network (and its CPU side)."""
+
+    __slots__ = ("instance_type", "ena_express", "efa", "baseline_gbps", "arch", "gpu")
 
     instance_type: str
     ena_express: bool
@@ -111,6 +112,22 @@ class NetworkFeatures:
     baseline_gbps: float
     arch: str
     gpu: bool
+
+    def __init__(
+        self,
+        instance_type: str,
+        ena_express: bool,
+        efa: bool,
+        baseline_gbps: float,
+        arch: str,
+        gpu: bool,
+    ) -> None:
+        object.__setattr__(self, "instance_type", instance_type)
+        object.__setattr__(self, "ena_express", ena_express)
+        object.__setattr__(self, "efa", efa)
+        object.__setattr__(self, "baseline_gbps", baseline_gbps)
+        object.__setattr__(self, "arch", arch)
+        object.__setattr__(self, "gpu", gpu)
 
 
 class NetworkData:

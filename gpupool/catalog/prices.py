@@ -18,13 +18,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
 from gpupool.errors import InputError
+from gpupool.record import Frozen
 
 PRICE_TABLE_FILE: Final = "prices.json"
 DEFAULT_REGION: Final = "us-east-1"
@@ -34,14 +34,27 @@ _KARPENTER_REGION: Final = re.compile(r'^\s*"([a-z]{2}(?:-[a-z]+)+-\d)": \{')
 _KARPENTER_PRICE: Final = re.compile(r'"([a-z0-9][a-z0-9.-]*\.[a-z0-9-]+)": ([0-9]+(?:\.[0-9]+)?)')
 
 
-@dataclass(frozen=True, slots=True)
-class PriceTable:
+class PriceTable(Frozen):
     """Region → instance type → $ per hour, with where each region's prices come from."""
+
+    __slots__ = ("regions", "region_sources", "sources", "recorded_at")
 
     regions: Mapping[str, Mapping[str, float]]
     region_sources: Mapping[str, str]  # region → source key
     sources: Mapping[str, Mapping[str, Any]]
     recorded_at: str
+
+    def __init__(
+        self,
+        regions: Mapping[str, Mapping[str, float]],
+        region_sources: Mapping[str, str],
+        sources: Mapping[str, Mapping[str, Any]],
+        recorded_at: str,
+    ) -> None:
+        object.__setattr__(self, "regions", regions)
+        object.__setattr__(self, "region_sources", region_sources)
+        object.__setattr__(self, "sources", sources)
+        object.__setattr__(self, "recorded_at", recorded_at)
 
     def prices(self, region: str) -> Mapping[str, float] | None:
         """A region's prices, or None when no price of that region is recorded."""

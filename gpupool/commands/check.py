@@ -15,7 +15,6 @@ import argparse
 import os
 import re
 import sys
-from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from gpupool.errors import InputError
 from gpupool.gcpause import paused_gc
 from gpupool.output import write_output, write_stdout
+from gpupool.record import replace
 
 if TYPE_CHECKING:  # the policy engine, sources and rich load only when the command runs
     from policies.model import Plan

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from gpupool.config.loader import resolve_tiers
 from gpupool.config.remote_gpu import ResolvedTier
 from gpupool.config.stackfile import display_path, find_project, stack_config_dir
 from gpupool.errors import InputError
+from gpupool.record import replace
 from gpupool.teams import Team, load_teams
 from gpupool.teams.render import Choice, read_back, render_config, stack_yaml
 from gpupool.teams.template import Template, load_template

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from gpupool.catalog import Catalog, InstanceType
+from gpupool.record import Frozen
 from policies.facts.index import PlanIndex
 from policies.facts.instances import override_weights
 from policies.facts.tags import group_tags
@@ -17,13 +17,24 @@ from policies.facts.values import Maybe, block, blocks, is_map, number
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 
 
-@dataclass(frozen=True, slots=True)
-class Capacity:
+class Capacity(Frozen):
     """GPUs and cost at max size; ``unknown`` says why they cannot be told (None: known)."""
 
-    instance_type: InstanceType | None = None
-    instances: int = 0
-    unknown: str | None = None
+    __slots__ = ("instance_type", "instances", "unknown")
+
+    instance_type: InstanceType | None
+    instances: int
+    unknown: str | None
+
+    def __init__(
+        self,
+        instance_type: InstanceType | None = None,
+        instances: int = 0,
+        unknown: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "instance_type", instance_type)
+        object.__setattr__(self, "instances", instances)
+        object.__setattr__(self, "unknown", unknown)
 
     @property
     def gpus(self) -> float:

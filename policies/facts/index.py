@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from gpupool.catalog import Catalog
+from gpupool.record import Frozen
 from policies.facts.instances import InstanceTypes, own_instance_types
 from policies.facts.network import Link, NetworkIndex
 from policies.facts.values import _GONE, Side, block, inputs_of, text
@@ -23,12 +23,21 @@ def _base(address: str) -> str:
     return _INDEX_SUFFIX.sub("", address)
 
 
-@dataclass(frozen=True, slots=True)
-class GroupPolicies:
+class GroupPolicies(Frozen):
     """The scaling policies of one group: proven links, and policies that might be linked."""
+
+    __slots__ = ("linked", "possible")
 
     linked: tuple[ResourceChange, ...]
     possible: tuple[ResourceChange, ...]
+
+    def __init__(
+        self,
+        linked: tuple[ResourceChange, ...],
+        possible: tuple[ResourceChange, ...],
+    ) -> None:
+        object.__setattr__(self, "linked", linked)
+        object.__setattr__(self, "possible", possible)
 
 
 class PlanIndex:

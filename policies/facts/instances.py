@@ -10,10 +10,10 @@ selection that EC2's default lets launch GPU types too).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from gpupool.catalog import Catalog, canonical_instance_type, load_catalog
+from gpupool.record import Frozen
 from policies.facts.requirements import Selection, select
 from policies.facts.values import (
     Maybe,
@@ -28,17 +28,32 @@ from policies.facts.values import (
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 
 
-@dataclass(frozen=True, slots=True)
-class InstanceTypes:
+class InstanceTypes(Frozen):
     """The instance types a resource launches, and why part of them is unknown (if it is)."""
 
-    known: tuple[str, ...] = ()  # as EC2 names them (lowercase, no surrounding spaces)
-    unknown: str | None = None  # reason, e.g. "instance type unknown until apply"
-    via: str = ""  # where they came from: "", "overrides", a launch template's address
+    __slots__ = ("known", "unknown", "via", "respelled", "selections")
+
+    known: tuple[str, ...]  # as EC2 names them (lowercase, no surrounding spaces)
+    unknown: str | None  # reason, e.g. "instance type unknown until apply"
+    via: str  # where they came from: "", "overrides", a launch template's address
     # (as written, as EC2 names it) for values written otherwise ("G4DN.XLARGE", " g5.xlarge "):
     # they are judged as the type they name, and rules say that AWS refuses them as written.
-    respelled: tuple[tuple[str, str], ...] = ()
-    selections: tuple[Selection, ...] = ()  # instance_requirements blocks, judged
+    respelled: tuple[tuple[str, str], ...]
+    selections: tuple[Selection, ...]  # instance_requirements blocks, judged
+
+    def __init__(
+        self,
+        known: tuple[str, ...] = (),
+        unknown: str | None = None,
+        via: str = "",
+        respelled: tuple[tuple[str, str], ...] = (),
+        selections: tuple[Selection, ...] = (),
+    ) -> None:
+        object.__setattr__(self, "known", known)
+        object.__setattr__(self, "unknown", unknown)
+        object.__setattr__(self, "via", via)
+        object.__setattr__(self, "respelled", respelled)
+        object.__setattr__(self, "selections", selections)
 
     @property
     def complete(self) -> bool:

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
 from gpupool.catalog import Catalog, InstanceType
+from gpupool.record import Frozen
 from policies.facts.values import block, is_map, number
 from policies.model import UNKNOWN
 
@@ -56,15 +56,30 @@ _LISTS: Final = ("accelerator_types", "accelerator_manufacturers", "accelerator_
 _CHOICES: Final = ("bare_metal", "burstable_performance")
 
 
-@dataclass(frozen=True, slots=True)
-class Requirements:
+class Requirements(Frozen):
     """The modelled keys of one ``instance_requirements`` block, hashable for caching."""
 
-    ranges: tuple[tuple[str, Range], ...] = ()
-    network: Range | None = None
-    lists: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    bare_metal: str = "excluded"  # EC2's default
-    burstable: str = "excluded"
+    __slots__ = ("ranges", "network", "lists", "bare_metal", "burstable")
+
+    ranges: tuple[tuple[str, Range], ...]
+    network: Range | None
+    lists: tuple[tuple[str, tuple[str, ...]], ...]
+    bare_metal: str  # EC2's default
+    burstable: str
+
+    def __init__(
+        self,
+        ranges: tuple[tuple[str, Range], ...] = (),
+        network: Range | None = None,
+        lists: tuple[tuple[str, tuple[str, ...]], ...] = (),
+        bare_metal: str = "excluded",
+        burstable: str = "excluded",
+    ) -> None:
+        object.__setattr__(self, "ranges", ranges)
+        object.__setattr__(self, "network", network)
+        object.__setattr__(self, "lists", lists)
+        object.__setattr__(self, "bare_metal", bare_metal)
+        object.__setattr__(self, "burstable", burstable)
 
     def listed(self, key: str) -> tuple[str, ...] | None:
         return next((v for k, v in self.lists if k == key), None)
@@ -73,15 +88,30 @@ class Requirements:
         return next((v for k, v in self.ranges if k == key), None)
 
 
-@dataclass(frozen=True, slots=True)
-class Selection:
+class Selection(Frozen):
     """What one ``instance_requirements`` block can launch, as far as the catalog tells."""
 
+    __slots__ = ("path", "types", "asks_for_gpus", "unknown", "uncatalogued")
+
     path: str  # snake_case key path of the block, for messages
-    types: tuple[str, ...] = ()  # catalog GPU types it can launch
-    asks_for_gpus: bool = False  # only accelerated types: a GPU selection, not a CPU one
-    unknown: str | None = None  # why it cannot be judged
-    uncatalogued: tuple[str, ...] = ()  # GPU names it asks for that the catalog has no row for
+    types: tuple[str, ...]  # catalog GPU types it can launch
+    asks_for_gpus: bool  # only accelerated types: a GPU selection, not a CPU one
+    unknown: str | None  # why it cannot be judged
+    uncatalogued: tuple[str, ...]  # GPU names it asks for that the catalog has no row for
+
+    def __init__(
+        self,
+        path: str,
+        types: tuple[str, ...] = (),
+        asks_for_gpus: bool = False,
+        unknown: str | None = None,
+        uncatalogued: tuple[str, ...] = (),
+    ) -> None:
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "types", types)
+        object.__setattr__(self, "asks_for_gpus", asks_for_gpus)
+        object.__setattr__(self, "unknown", unknown)
+        object.__setattr__(self, "uncatalogued", uncatalogued)
 
 
 def read(value: Any, path: str) -> Requirements | str | None:

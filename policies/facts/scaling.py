@@ -4,16 +4,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from gpupool.record import Frozen
 from policies.facts.values import Maybe, block, blocks, flag, is_map, number, text
 from policies.model import UNKNOWN
 
 
-@dataclass(frozen=True, slots=True)
-class ScalingPolicy:
+class ScalingPolicy(Frozen):
     """What a scaling policy tracks. Fields are UNKNOWN when the plan does not know them."""
+
+    __slots__ = (
+        "policy_type", "group_name", "enabled", "predefined_metric", "metric_name", "namespace",
+        "statistic", "dimensions", "target", "disable_scale_in", "metric_math"
+    )
 
     policy_type: str | Maybe
     group_name: str | Maybe | None
@@ -25,7 +29,33 @@ class ScalingPolicy:
     dimensions: Mapping[str, Any] | Maybe  # name → value (a value may be UNKNOWN)
     target: float | Maybe | None
     disable_scale_in: bool | Maybe
-    metric_math: bool = False  # a math expression over several metrics: cannot be judged
+    metric_math: bool  # a math expression over several metrics: cannot be judged
+
+    def __init__(
+        self,
+        policy_type: str | Maybe,
+        group_name: str | Maybe | None,
+        enabled: bool | Maybe,
+        predefined_metric: str | Maybe | None,
+        metric_name: str | Maybe | None,
+        namespace: str | Maybe | None,
+        statistic: str | Maybe | None,
+        dimensions: Mapping[str, Any] | Maybe,
+        target: float | Maybe | None,
+        disable_scale_in: bool | Maybe,
+        metric_math: bool = False,
+    ) -> None:
+        object.__setattr__(self, "policy_type", policy_type)
+        object.__setattr__(self, "group_name", group_name)
+        object.__setattr__(self, "enabled", enabled)
+        object.__setattr__(self, "predefined_metric", predefined_metric)
+        object.__setattr__(self, "metric_name", metric_name)
+        object.__setattr__(self, "namespace", namespace)
+        object.__setattr__(self, "statistic", statistic)
+        object.__setattr__(self, "dimensions", dimensions)
+        object.__setattr__(self, "target", target)
+        object.__setattr__(self, "disable_scale_in", disable_scale_in)
+        object.__setattr__(self, "metric_math", metric_math)
 
 
 def scaling_policy(inputs: Mapping[str, Any]) -> ScalingPolicy:

@@ -4,18 +4,23 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from gpupool.record import Frozen
 from policies.facts.values import Maybe, Side, block, blocks, flag, inputs_of, is_map, text
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 
 
-@dataclass(frozen=True, slots=True)
-class Volume:
+class Volume(Frozen):
+    __slots__ = ("label", "encrypted", "declared")
     label: str  # "root volume", "EBS volume /dev/sdf"
     encrypted: bool | Maybe
-    declared: bool = True  # False: nothing set, the volume comes from the AMI as it is
+    declared: bool  # False: nothing set, the volume comes from the AMI as it is
+
+    def __init__(self, label: str, encrypted: bool | Maybe, declared: bool = True) -> None:
+        object.__setattr__(self, "label", label)
+        object.__setattr__(self, "encrypted", encrypted)
+        object.__setattr__(self, "declared", declared)
 
 
 def volumes(change: ResourceChange, side: Side = "new") -> list[Volume]:

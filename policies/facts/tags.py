@@ -4,19 +4,24 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from gpupool.record import Frozen
 from policies.facts.values import Maybe, blocks, flag, is_map
 from policies.model import UNKNOWN
 
 
-@dataclass(frozen=True, slots=True)
-class Tags:
+class Tags(Frozen):
     """Tag keys set on a resource (with a non-empty or unknown value)."""
 
+    __slots__ = ("keys", "incomplete")
+
     keys: frozenset[str]
-    incomplete: bool = False  # part of the tags is unknown: a missing key may still be set
+    incomplete: bool  # part of the tags is unknown: a missing key may still be set
+
+    def __init__(self, keys: frozenset[str], incomplete: bool = False) -> None:
+        object.__setattr__(self, "keys", keys)
+        object.__setattr__(self, "incomplete", incomplete)
 
     def missing(self, required: Iterable[str]) -> list[str]:
         return [k for k in required if k not in self.keys]
@@ -63,11 +68,16 @@ def launch_tags(inputs: Mapping[str, Any]) -> Tags:
     return Tags(frozenset(keys), incomplete)
 
 
-@dataclass(frozen=True, slots=True)
-class GroupTag:
+class GroupTag(Frozen):
+    __slots__ = ("key", "value", "propagate_at_launch")
     key: str
     value: Any
     propagate_at_launch: bool | Maybe
+
+    def __init__(self, key: str, value: Any, propagate_at_launch: bool | Maybe) -> None:
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "propagate_at_launch", propagate_at_launch)
 
 
 def group_tags(inputs: Mapping[str, Any]) -> list[GroupTag] | Maybe:

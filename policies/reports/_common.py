@@ -8,23 +8,37 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from gpupool.record import Frozen
 from policies.result import CostLine, Result, Violation
 from policies.rules.params import Enforcement
 
 HOURS_PER_MONTH: Final = 730  # AWS's own convention for monthly on-demand figures
 
 
-@dataclass(frozen=True)
-class Counts:
+class Counts(Frozen):
+    __slots__ = ("mandatory", "advisory", "waived", "unknown", "errors")
     mandatory: int  # blocking: mandatory and not waived
     advisory: int  # advisory and not waived
     waived: int
     unknown: int  # "cannot verify" among the unwaived ones
     errors: int
+
+    def __init__(
+        self,
+        mandatory: int,
+        advisory: int,
+        waived: int,
+        unknown: int,
+        errors: int,
+    ) -> None:
+        object.__setattr__(self, "mandatory", mandatory)
+        object.__setattr__(self, "advisory", advisory)
+        object.__setattr__(self, "waived", waived)
+        object.__setattr__(self, "unknown", unknown)
+        object.__setattr__(self, "errors", errors)
 
     @property
     def failed(self) -> bool:

@@ -11,10 +11,11 @@ surrogate shown as the text of its escape. The common case pays for one UTF-8 en
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Mapping
 from typing import Any, Final, TypeVar
+
+from gpupool.record import Record, fields, replace
 
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 T = TypeVar("T")
@@ -35,7 +36,7 @@ def json_escaped(rendered: str) -> str:
 def printable(value: T) -> T:
     """A copy of ``value`` (a Result, or anything in it) whose strings all encode as UTF-8.
 
-    Walks dataclasses, named tuples, mappings and sequences, so a field added to a finding
+    Walks records, dataclasses, named tuples, mappings and sequences, so a field added to a finding
     later is covered too; enums and numbers pass through unchanged.
     """
     return _clean(value)  # type: ignore[no-any-return]
@@ -51,7 +52,11 @@ def _clean(value: Any) -> Any:
         return tuple(_clean(v) for v in value)
     if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple
         return t(*(_clean(v) for v in value))
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    if isinstance(value, Record):
+        return replace(value, **{n: _clean(getattr(value, n)) for n in fields(value)})
+    if hasattr(t, "__dataclass_fields__"):  # dataclasses.is_dataclass of an instance
+        import dataclasses
+
         changes = {f.name: _clean(getattr(value, f.name))
                    for f in dataclasses.fields(value) if f.init}
         return dataclasses.replace(value, **changes)

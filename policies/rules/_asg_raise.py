@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpupool.catalog import Catalog, InstanceType
 from gpupool.catalog.model import HOURS_PER_MONTH
+from gpupool.record import Frozen
 from policies.facts import PlanIndex, number, text
 from policies.model import UNKNOWN, ChangeKind, ResourceChange
 from policies.rules._common import prop, usd
@@ -21,13 +21,24 @@ SIZES = ("min_size", "desired_capacity", "max_size")
 _AUTONAME = re.compile(r"^(?P<base>.+)-[0-9a-f]{7}$")  # Pulumi autonaming: <name>-<7 hex>
 
 
-@dataclass(frozen=True, slots=True)
-class Raise:
+class Raise(Frozen):
     """What a change adds to a GPU pool."""
+
+    __slots__ = ("sizes", "new_types", "unknown")
 
     sizes: tuple[tuple[str, float, float], ...]  # (key, old, new) for each raised size
     new_types: tuple[str, ...]
-    unknown: str | None = None
+    unknown: str | None
+
+    def __init__(
+        self,
+        sizes: tuple[tuple[str, float, float], ...],
+        new_types: tuple[str, ...],
+        unknown: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "sizes", sizes)
+        object.__setattr__(self, "new_types", new_types)
+        object.__setattr__(self, "unknown", unknown)
 
     def __bool__(self) -> bool:
         return bool(self.sizes or self.new_types)

@@ -9,21 +9,25 @@ itself (they judge one resource at a time, in the CrossGuard pack too).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from gpupool.catalog import Catalog
 from gpupool.catalog.network import justified_by_bandwidth
+from gpupool.record import Frozen
 from policies.facts.network import MIN_GBPS_TAG, PROXY, ROLE_TAG, budget_number, own_tag
 from policies.facts.values import Side
 from policies.model import ResourceChange
 
 
-@dataclass(frozen=True, slots=True)
-class BandwidthSizing:
+class BandwidthSizing(Frozen):
     """How a proxy's budget judges one instance type above the smallest size."""
+
+    __slots__ = ("allowed", "reason")
 
     allowed: bool
     reason: str  # the "why" a report prints
+
+    def __init__(self, allowed: bool, reason: str) -> None:
+        object.__setattr__(self, "allowed", allowed)
+        object.__setattr__(self, "reason", reason)
 
 
 def proxy_min_gbps(change: ResourceChange, side: Side = "new") -> float | None:

@@ -5,10 +5,10 @@ utilisation judges groups; this judges each policy linked to one.) Unknowns are 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import partial
 from typing import Literal, Protocol
 
+from gpupool.record import Frozen
 from policies.facts import PlanIndex, scaling_policy, text
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 from policies.rules._common import prop
@@ -28,10 +28,14 @@ class Targets(Protocol):
     require_group_dimension: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Judgement:
+class Judgement(Frozen):
+    __slots__ = ("status", "reason")
     status: Status
-    reason: str = ""
+    reason: str
+
+    def __init__(self, status: Status, reason: str = "") -> None:
+        object.__setattr__(self, "status", status)
+        object.__setattr__(self, "reason", reason)
 
 
 def judge(policy: ResourceChange, group: ResourceChange | None, plan: PlanIndex,

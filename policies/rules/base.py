@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar, Literal
 
 from gpupool.catalog import Catalog
+from gpupool.record import Frozen
 from policies.facts import PlanIndex
 from policies.model import (
     UNKNOWN,
@@ -35,28 +35,54 @@ from policies.rules.params import Enforcement, RuleParams
 NoParams = RuleParams  # a rule without parameters of its own still takes unknownEnforcement
 
 
-@dataclass(frozen=True)
-class RuleMeta:
+class RuleMeta(Frozen):
+    __slots__ = (
+        "id", "title", "default_enforcement", "rationale", "scope", "kinds", "params",
+        "needs_old_inputs", "prop", "k8s_lifecycles"
+    )
     id: str
     title: str
     default_enforcement: Enforcement
     rationale: str
     scope: Literal["resource", "stack"]
     kinds: frozenset[ResourceKind]  # resource kinds the rule looks at
-    params: type[RuleParams] = RuleParams
+    params: type[RuleParams]
     # Does the rule need old inputs (the CrossGuard pack feeds them from a baseline)?
-    needs_old_inputs: bool = False
+    needs_old_inputs: bool
     # The input its findings are about (snake_case path), unless a Finding says otherwise:
     # reports point at the line that sets it (see Finding.prop).
-    prop: str | None = None
+    prop: str | None
     # Which Kubernetes workloads it judges, by the lifecycle their reader gives them
     # (policies.facts.k8s.Lifecycle values: "service", "batch", …): docs/policies.md's table of
     # kinds says from this which rule reads which kind.
-    k8s_lifecycles: frozenset[str] = frozenset()
+    k8s_lifecycles: frozenset[str]
+
+    def __init__(
+        self,
+        id: str,
+        title: str,
+        default_enforcement: Enforcement,
+        rationale: str,
+        scope: Literal["resource", "stack"],
+        kinds: frozenset[ResourceKind],
+        params: type[RuleParams] = RuleParams,
+        needs_old_inputs: bool = False,
+        prop: str | None = None,
+        k8s_lifecycles: frozenset[str] = frozenset(),
+    ) -> None:
+        object.__setattr__(self, "id", id)
+        object.__setattr__(self, "title", title)
+        object.__setattr__(self, "default_enforcement", default_enforcement)
+        object.__setattr__(self, "rationale", rationale)
+        object.__setattr__(self, "scope", scope)
+        object.__setattr__(self, "kinds", kinds)
+        object.__setattr__(self, "params", params)
+        object.__setattr__(self, "needs_old_inputs", needs_old_inputs)
+        object.__setattr__(self, "prop", prop)
+        object.__setattr__(self, "k8s_lifecycles", k8s_lifecycles)
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(Frozen):
     """One thing a rule has to say about one resource.
 
     ``unknown`` findings say the rule could not decide (a value is unknown until apply); the
@@ -64,25 +90,55 @@ class Finding:
     findings are information (e.g. a change to another GPU model) and never fail a check.
     """
 
+    __slots__ = ("resource", "message", "unknown", "advisory_only", "detail", "prop")
+
     resource: str
     message: str
-    unknown: bool = False
-    advisory_only: bool = False
-    detail: Mapping[str, Any] = field(default_factory=dict)
+    unknown: bool
+    advisory_only: bool
+    detail: Mapping[str, Any]
     # The input the finding is about, as a snake_case path ("instance_type", "min_size"), so a
     # report can point at the line that sets it (a stack file key, see gpupool.config.provenance).
-    prop: str | None = None
+    prop: str | None
+
+    def __init__(
+        self,
+        resource: str,
+        message: str,
+        unknown: bool = False,
+        advisory_only: bool = False,
+        detail: Mapping[str, Any] | None = None,
+        prop: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "resource", resource)
+        object.__setattr__(self, "message", message)
+        object.__setattr__(self, "unknown", unknown)
+        object.__setattr__(self, "advisory_only", advisory_only)
+        object.__setattr__(self, "detail", {} if detail is None else detail)
+        object.__setattr__(self, "prop", prop)
 
 
-@dataclass(frozen=True)
-class RuleContext:
+class RuleContext(Frozen):
+    __slots__ = ("catalog", "params", "index", "plan_index", "__dict__")
     catalog: Catalog
     params: Any  # an instance of the rule's ``meta.params`` model
     # Every change of the plan by address, so a rule can follow references (policy → group).
-    index: Mapping[str, ResourceChange] = field(default_factory=dict)
+    index: Mapping[str, ResourceChange]
     # The plan's link index; the engine builds one per plan and shares it between rules. When
     # absent (the CrossGuard pack, tests) it is built from ``index`` on first use.
-    plan_index: PlanIndex | None = None
+    plan_index: PlanIndex | None
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        params: Any,
+        index: Mapping[str, ResourceChange] | None = None,
+        plan_index: PlanIndex | None = None,
+    ) -> None:
+        object.__setattr__(self, "catalog", catalog)
+        object.__setattr__(self, "params", params)
+        object.__setattr__(self, "index", {} if index is None else index)
+        object.__setattr__(self, "plan_index", plan_index)
 
     @cached_property
     def plan(self) -> PlanIndex:
@@ -91,8 +147,7 @@ class RuleContext:
         return PlanIndex(self.index.values(), self.catalog)
 
 
-@dataclass(frozen=True)
-class Example:
+class Example(Frozen):
     """A sample the docs show and the tests run: resources, and whether the rule allows them.
 
     Each resource is ``{"type", "name", "new", "old"?, "change"?, "references"?, "address"?}``
@@ -101,13 +156,31 @@ class Example:
     source. The string ``(known after apply)`` stands for a value unknown until apply.
     """
 
+    __slots__ = ("title", "allowed", "resources", "params", "message_contains", "unknown")
+
     title: str
     allowed: bool
     resources: Sequence[Mapping[str, Any]]
-    params: Mapping[str, Any] = field(default_factory=dict)
-    message_contains: Sequence[str] = ()  # for denied examples: phrases the message must hold
+    params: Mapping[str, Any]
+    message_contains: Sequence[str]  # for denied examples: phrases the message must hold
     # For denied examples: the finding is a "cannot verify" one (reported at unknownEnforcement).
-    unknown: bool = False
+    unknown: bool
+
+    def __init__(
+        self,
+        title: str,
+        allowed: bool,
+        resources: Sequence[Mapping[str, Any]],
+        params: Mapping[str, Any] | None = None,
+        message_contains: Sequence[str] = (),
+        unknown: bool = False,
+    ) -> None:
+        object.__setattr__(self, "title", title)
+        object.__setattr__(self, "allowed", allowed)
+        object.__setattr__(self, "resources", resources)
+        object.__setattr__(self, "params", {} if params is None else params)
+        object.__setattr__(self, "message_contains", message_contains)
+        object.__setattr__(self, "unknown", unknown)
 
     def changes(self) -> list[ResourceChange]:
         out = []

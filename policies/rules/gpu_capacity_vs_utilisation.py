@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -39,17 +38,16 @@ KUBE_KINDS = frozenset({ResourceKind.K8S_AUTOSCALER, ResourceKind.KARPENTER_NODE
                         ResourceKind.K8S_RESOURCE_QUOTA, ResourceKind.K8S_MANIFEST})
 
 
-@dataclass(frozen=True)
 class Params(RuleParams):
     threshold: float = param(
         default=40, ge=0, le=100,
         description="Utilisation (%) below which raising a pool's capacity is denied.")
-    thresholds: dict[str, float] = param(  # noqa: RUF009 (a field, as dataclasses.field)
+    thresholds: dict[str, float] = param(
         default_factory=dict,
         description=(
             "Per-pool thresholds: glob pattern on the pool's name → %, first match wins "
             "(e.g. {\"prod-training-*\": 60, \"*-batch-*\": 20})."))
-    utilisation_snapshot: str | dict[str, Any] | None = param(  # noqa: RUF009 (a field, as dataclasses.field)
+    utilisation_snapshot: str | dict[str, Any] | None = param(
         default=None,
         description=(
             "The measurements: a path to `gpupool debt --format json` output (relative paths "

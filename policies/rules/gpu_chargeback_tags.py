@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from policies.facts import (
     Tags,
@@ -25,9 +24,8 @@ from policies.rules.base import (
 from policies.rules.params import param
 
 
-@dataclass(frozen=True)
 class Params(RuleParams):
-    required_tags: list[str] = param(  # noqa: RUF009 (a field, as dataclasses.field)
+    required_tags: list[str] = param(
         default_factory=lambda: ["team", "cost-center", "environment"],
         min_length=1,
         description="Tag keys every GPU resource carries (with a non-empty value).",

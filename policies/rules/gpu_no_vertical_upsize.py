@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from gpupool.catalog import Catalog
 from gpupool.catalog.model import HOURS_PER_MONTH, GpuChange
@@ -38,7 +37,6 @@ from policies.rules.base import (
 from policies.rules.params import param
 
 
-@dataclass(frozen=True)
 class Params(RuleParams):
     allow_gpu_packing: bool = param(
         default=False,

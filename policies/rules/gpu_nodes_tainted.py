@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from policies.facts import k8s
@@ -27,7 +26,6 @@ _EKS_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute",
                 "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
 
 
-@dataclass(frozen=True)
 class Params(RuleParams):
     taint_keys: tuple[str, ...] = param(
         default=(GPU_TAINT,), min_length=1,

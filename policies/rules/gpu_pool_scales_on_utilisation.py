@@ -9,7 +9,6 @@ or by reference.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from policies.facts import PlanIndex, number
 from policies.model import ResourceChange, ResourceKind
@@ -27,13 +26,12 @@ from policies.rules.base import (
 from policies.rules.params import param
 
 
-@dataclass(frozen=True)
 class Params(RuleParams):
-    metric_names: list[str] = param(  # noqa: RUF009 (a field, as dataclasses.field)
+    metric_names: list[str] = param(
         default_factory=lambda: ["nvidia_smi_utilization_gpu"],
         description="Metric names that measure GPU utilisation (CloudWatch agent nvidia_gpu).",
     )
-    namespaces: list[str] = param(  # noqa: RUF009 (a field, as dataclasses.field)
+    namespaces: list[str] = param(
         default_factory=lambda: ["CWAgent"], description="Namespaces those metrics live in."
     )
     min_target: float = param(default=40, ge=0, le=100, description="Lowest target, in %.")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from gpupool.catalog import Catalog, InstanceType
 from gpupool.catalog.network import (
@@ -47,7 +46,6 @@ from policies.rules.base import (
 from policies.rules.params import param
 
 
-@dataclass(frozen=True)
 class Params(RuleParams):
     tcp_rtt_floor_us: float = param(
         default=DEFAULT_RTT_FLOOR_US[NetworkKind.TCP], gt=0,

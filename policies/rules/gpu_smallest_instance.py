@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from gpupool.catalog import Catalog
 from policies.facts.requirements import Selection
@@ -32,9 +31,8 @@ from policies.rules.params import param
 _EPSILON = 1e-9  # prices are recorded to 1e-6; equal per-GPU prices must compare equal
 
 
-@dataclass(frozen=True)
 class Params(RuleParams):
-    allowed_instance_types: list[str] = param(  # noqa: RUF009 (a field, as dataclasses.field)
+    allowed_instance_types: list[str] = param(
         default_factory=list,
         description="GPU instance types allowed whatever their size (e.g. p5.48xlarge for EFA).",
     )

@@ -4,7 +4,6 @@ for a GPU."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from policies.facts import k8s
@@ -24,7 +23,6 @@ from policies.rules.base import (
 from policies.rules.params import param
 
 
-@dataclass(frozen=True)
 class Params(RuleParams):
     taint_keys: tuple[str, ...] = param(
         default=(GPU_TAINT,), min_length=1,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from policies.facts import k8s
@@ -24,7 +23,6 @@ from policies.rules.params import param
 _DAY = 86_400
 
 
-@dataclass(frozen=True)
 class Params(RuleParams):
     max_deadline_seconds: int | None = param(
         default=30 * _DAY, ge=60,

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from policies.facts import k8s
@@ -22,14 +21,13 @@ from policies.rules.base import (
 from policies.rules.params import param
 
 
-@dataclass(frozen=True)
 class Params(RuleParams):
     max_gpus_per_container: int = param(
         default=1, ge=1, description="GPUs one container may ask for (limits, else requests).")
-    multi_gpu_namespaces: list[str] = param(  # noqa: RUF009 (a field, as dataclasses.field)
+    multi_gpu_namespaces: list[str] = param(
         default_factory=list,
         description="Namespaces allowed up to multiGpuMax per container (multi-GPU training).")
-    multi_gpu_labels: dict[str, str] = param(  # noqa: RUF009 (a field, as dataclasses.field)
+    multi_gpu_labels: dict[str, str] = param(
         default_factory=dict,
         description=("Labels that allow a workload up to multiGpuMax per container (all must be "
                      "on the object or its pod template), e.g. {gpupool.io/multi-gpu: \"true\"}."))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from policies.facts import k8s
@@ -31,7 +30,6 @@ _UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, 
 _PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|us|µs|ns|m|s)")
 
 
-@dataclass(frozen=True)
 class Params(RuleParams):
     max_consolidate_after_seconds: int = param(
         default=1800, ge=0,

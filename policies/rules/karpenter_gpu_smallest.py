@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -29,7 +28,6 @@ _CATEGORY = re.compile(r"^([a-z]+)(\d+)")
 ARCH = {"x86_64": "amd64", "arm64": "arm64"}
 
 
-@dataclass(frozen=True)
 class Params(RuleParams):
     max_per_gpu_premium_pct: float = param(
         default=0.0, ge=0,

@@ -1,4 +1,4 @@
-"""Validating a rule's parameter dataclass, and its JSON schema, by a pydantic model made from
+"""Validating a rule's parameters class, and its JSON schema, by a pydantic model made from
 it (see :mod:`policies.rules.params`).
 
 Imported only to validate a configuration or to write a schema (``--config``, the CrossGuard
@@ -7,15 +7,13 @@ pack's Configure, the docs): a check with defaults never imports pydantic.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
-from dataclasses import MISSING
 from functools import cache
 from typing import Any, Literal, TypeVar, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from policies.rules.params import RuleParams, to_camel
+from policies.rules.params import MISSING, RuleParams, param_fields, to_camel
 
 P = TypeVar("P", bound=RuleParams)
 
@@ -25,11 +23,11 @@ _CONFIG = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel,
 
 @cache
 def model_of(cls: type[RuleParams]) -> type[BaseModel]:
-    """A model with the dataclass's fields, defaults and constraints; the dataclass's
+    """A model with the class's fields, defaults and constraints; the class's
     ``__post_init__`` checks run as its model validator."""
     hints = get_type_hints(cls, include_extras=True)
     fields: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
+    for f in param_fields(cls):
         kw = dict(f.metadata)
         if f.default is not MISSING:
             kw["default"] = f.default
@@ -38,12 +36,10 @@ def model_of(cls: type[RuleParams]) -> type[BaseModel]:
         fields[f.name] = (hints[f.name], Field(**kw))
 
     def _checked(self: BaseModel) -> BaseModel:
-        to_params(cls, self)  # the dataclass's __post_init__ checks
+        to_params(cls, self)  # the class's __post_init__ checks
         return self
 
     doc = cls.__doc__
-    if doc is not None and doc.startswith(f"{cls.__name__}("):  # dataclass's own signature
-        doc = None
     model = create_model(  # type: ignore[call-overload]
         cls.__name__,
         __config__=_CONFIG,
@@ -56,8 +52,8 @@ def model_of(cls: type[RuleParams]) -> type[BaseModel]:
 
 
 def to_params(cls: type[RuleParams], model: BaseModel) -> Any:
-    """The dataclass holding a validated model's values."""
-    return cls(**{f.name: getattr(model, f.name) for f in dataclasses.fields(cls)})
+    """The parameters holding a validated model's values."""
+    return cls(**{f.name: getattr(model, f.name) for f in param_fields(cls)})
 
 
 def validate(cls: type[P], raw: Mapping[str, Any] | None = None) -> P:

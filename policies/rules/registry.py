@@ -17,11 +17,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from gpupool.record import Frozen
 from policies.rules._index import RULES as _ROWS
 from policies.rules.params import Enforcement
 
@@ -55,9 +55,13 @@ _FIELDS: Final = ("id", "module", "title", "default_enforcement", "scope", "rati
                   "needs_old_inputs")
 
 
-@dataclass(frozen=True, slots=True)
-class RuleInfo:
+class RuleInfo(Frozen):
     """What is known of a rule without importing it (a copy of its :class:`RuleMeta`)."""
+
+    __slots__ = (
+        "id", "module", "title", "default_enforcement", "scope", "rationale", "kinds",
+        "needs_old_inputs"
+    )
 
     id: str
     module: str  # policies.rules.<module> defines RULE
@@ -67,6 +71,26 @@ class RuleInfo:
     rationale: str
     kinds: frozenset[str]  # ResourceKind values: a rule reads nothing else (test_registry.py)
     needs_old_inputs: bool
+
+    def __init__(
+        self,
+        id: str,
+        module: str,
+        title: str,
+        default_enforcement: Enforcement,
+        scope: str,
+        rationale: str,
+        kinds: frozenset[str],
+        needs_old_inputs: bool,
+    ) -> None:
+        object.__setattr__(self, "id", id)
+        object.__setattr__(self, "module", module)
+        object.__setattr__(self, "title", title)
+        object.__setattr__(self, "default_enforcement", default_enforcement)
+        object.__setattr__(self, "scope", scope)
+        object.__setattr__(self, "rationale", rationale)
+        object.__setattr__(self, "kinds", kinds)
+        object.__setattr__(self, "needs_old_inputs", needs_old_inputs)
 
 
 INFOS: Final = tuple(

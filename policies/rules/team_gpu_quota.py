@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gpupool.catalog.model import HOURS_PER_MONTH
 from gpupool.errors import InputError
+from gpupool.record import Record
 from policies.facts import Capacity, gpu_capacity, tag_value
 from policies.model import UNKNOWN, ChangeKind, ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify, count, prop, usd
@@ -31,7 +31,6 @@ KINDS = frozenset({ResourceKind.INSTANCE, ResourceKind.AUTOSCALING_GROUP,
 INLINE = "policy config"
 
 
-@dataclass(frozen=True)
 class Params(RuleParams):
     teams_file: str | None = param(
         default=None,
@@ -42,7 +41,7 @@ class Params(RuleParams):
             "for the CrossGuard pack; ~ and $VARS are expanded. Without teamsFile or teams the "
             "policy judges nothing."),
     )
-    teams: dict[str, Any] | None = param(  # noqa: RUF009 (a field, as dataclasses.field)
+    teams: dict[str, Any] | None = param(
         default=None,
         description="The teams inline, in the shape of the teams file's `teams` mapping.",
     )
@@ -81,12 +80,21 @@ def load(params: Params) -> Teams | None:
     return None
 
 
-@dataclass
-class _Share:
+class _Share(Record):
     """What one team holds (in one environment, or in all for the budget)."""
 
-    held: list[tuple[ResourceChange, Capacity]] = field(default_factory=list)
-    unknown: list[str] = field(default_factory=list)
+    __slots__ = ("held", "unknown")
+
+    held: list[tuple[ResourceChange, Capacity]]
+    unknown: list[str]
+
+    def __init__(
+        self,
+        held: list[tuple[ResourceChange, Capacity]] | None = None,
+        unknown: list[str] | None = None,
+    ) -> None:
+        self.held = [] if held is None else held
+        self.unknown = [] if unknown is None else unknown
 
     @property
     def gpus(self) -> float:

@@ -12,13 +12,13 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from gpupool.errors import InputError
 from gpupool.gcpause import paused_gc
 from gpupool.inputs import STDIN, shown_name
+from gpupool.record import replace
 from policies.model import Plan
 from policies.sources.reading import (
     JsonLines,

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
 from gpupool.inputs import shown_name
+from gpupool.record import replace
 from gpupool.yamldoc import YamlDocument
 from policies.model import Plan
 from policies.sources import kubernetes

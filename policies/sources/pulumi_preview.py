@@ -23,10 +23,10 @@ same steps.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any, Final
 
 import policies.sources.fields as fields
+from gpupool.record import Frozen, Record
 from policies.model import ChangeKind, Plan, ResourceChange, resource_kind
 from policies.sources.fields import camel_path
 from policies.sources.pulumi_values import (
@@ -63,24 +63,42 @@ _OPS: Final[dict[str, tuple[ChangeKind, int]]] = {
 _OPS_HELP: Final = "a Pulumi step op (same, create, update, delete, replace, create-replacement, …)"
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
+class Step(Frozen):
     """One step as read from a file: where it is (for messages) and what its states are called.
 
     The digest writes ``steps[i]`` with ``oldState``/``newState``; the engine's event stream
     ``resourcePreEvent.metadata`` with ``old``/``new``. Everything else is the same.
     """
 
+    __slots__ = ("body", "where", "old_key", "new_key", "custom_default")
+
     body: dict[str, Any]
     where: str  # "steps[3]", "line 12: resourcePreEvent.metadata"
-    old_key: str = "oldState"
-    new_key: str = "newState"
-    custom_default: bool = True  # ResourceV3 always writes custom; events omit it when false
+    old_key: str
+    new_key: str
+    custom_default: bool  # ResourceV3 always writes custom; events omit it when false
+
+    def __init__(
+        self,
+        body: dict[str, Any],
+        where: str,
+        old_key: str = "oldState",
+        new_key: str = "newState",
+        custom_default: bool = True,
+    ) -> None:
+        object.__setattr__(self, "body", body)
+        object.__setattr__(self, "where", where)
+        object.__setattr__(self, "old_key", old_key)
+        object.__setattr__(self, "new_key", new_key)
+        object.__setattr__(self, "custom_default", custom_default)
 
 
-@dataclass(slots=True)
-class _Merged:
+class _Merged(Record):
     """The steps of one URN so far."""
+
+    __slots__ = (
+        "where", "name", "type", "kind", "strength", "old", "new", "old_where", "new_where"
+    )
 
     where: str  # first step's place, for error messages
     name: str
@@ -91,6 +109,28 @@ class _Merged:
     new: dict[str, Any] | None  # newState
     old_where: str  # where the states came from, for error messages ("steps[2].oldState")
     new_where: str
+
+    def __init__(
+        self,
+        where: str,
+        name: str,
+        type: str,
+        kind: ChangeKind,
+        strength: int,
+        old: dict[str, Any] | None,
+        new: dict[str, Any] | None,
+        old_where: str,
+        new_where: str,
+    ) -> None:
+        self.where = where
+        self.name = name
+        self.type = type
+        self.kind = kind
+        self.strength = strength
+        self.old = old
+        self.new = new
+        self.old_where = old_where
+        self.new_where = new_where
 
 
 def parse(doc: dict[str, Any], origin: str) -> Plan:

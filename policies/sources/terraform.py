@@ -13,10 +13,10 @@ place on the freshly parsed ``after`` for the same reason: a 100k-resource plan 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
 import policies.sources.fields as fields
+from gpupool.record import Frozen
 from policies.model import UNKNOWN, ChangeKind, Plan, ResourceChange, resource_kind
 from policies.sources.reading import fail, problem, want_list
 from policies.sources.terraform_declared import drop_undeclared
@@ -133,9 +133,13 @@ def _format_version(doc: dict[str, Any], origin: str) -> str:
     return version
 
 
-@dataclass(frozen=True, slots=True)
-class _Row:
+class _Row(Frozen):
     """One validated ``resource_changes[]`` entry, before its change is read."""
+
+    __slots__ = (
+        "index", "entry", "address", "mode", "rtype", "name", "rel", "segments", "resource_address",
+        "key"
+    )
 
     index: int
     entry: dict[str, Any]
@@ -147,6 +151,30 @@ class _Row:
     segments: tuple[Segment, ...]
     resource_address: str  # the address without the instance key
     key: str  # instance key text ("[0]", '["a"]') or ""
+
+    def __init__(
+        self,
+        index: int,
+        entry: dict[str, Any],
+        address: str,
+        mode: str,
+        rtype: str,
+        name: str,
+        rel: str,
+        segments: tuple[Segment, ...],
+        resource_address: str,
+        key: str,
+    ) -> None:
+        object.__setattr__(self, "index", index)
+        object.__setattr__(self, "entry", entry)
+        object.__setattr__(self, "address", address)
+        object.__setattr__(self, "mode", mode)
+        object.__setattr__(self, "rtype", rtype)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "rel", rel)
+        object.__setattr__(self, "segments", segments)
+        object.__setattr__(self, "resource_address", resource_address)
+        object.__setattr__(self, "key", key)
 
 
 def _read_rows(entries: list[Any], origin: str) -> list[_Row]:

@@ -26,9 +26,9 @@ What it does, precisely:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Final
 
+from gpupool.record import Frozen, Record
 from policies.sources.reading import fail, want_list, want_obj, want_str
 from policies.sources.tfaddr import (
     ModuleOutputRef,
@@ -47,31 +47,62 @@ _KNOWN_PREFIXES: Final = ("path.",)
 _MAX_DEPTH: Final = 16  # var → module output → … hops before giving up (cycles, absurd nesting)
 
 
-@dataclass(slots=True)
-class _Call:
+class _Call(Record):
+    __slots__ = ("expressions", "module")
     expressions: dict[str, Any]
     module: _Module
 
-
-@dataclass(slots=True)
-class _Module:
-    resources: dict[str, dict[str, Any]] = field(default_factory=dict)  # rel → expressions
-    calls: dict[str, _Call] = field(default_factory=dict)
-    outputs: dict[str, list[str]] = field(default_factory=dict)
-    variables: frozenset[str] = frozenset()  # declared input variables
+    def __init__(self, expressions: dict[str, Any], module: _Module) -> None:
+        self.expressions = expressions
+        self.module = module
 
 
-@dataclass(frozen=True, slots=True)
-class _Target:
+class _Module(Record):
+    __slots__ = ("resources", "calls", "outputs", "variables")
+    resources: dict[str, dict[str, Any]]  # rel → expressions
+    calls: dict[str, _Call]
+    outputs: dict[str, list[str]]
+    variables: frozenset[str]  # declared input variables
+
+    def __init__(
+        self,
+        resources: dict[str, dict[str, Any]] | None = None,
+        calls: dict[str, _Call] | None = None,
+        outputs: dict[str, list[str]] | None = None,
+        variables: frozenset[str] = frozenset(),
+    ) -> None:
+        self.resources = {} if resources is None else resources
+        self.calls = {} if calls is None else calls
+        self.outputs = {} if outputs is None else outputs
+        self.variables = variables
+
+
+class _Target(Frozen):
     """A referenced resource, placed relative to the referring resource's module instance:
     ``up`` module levels out, then into the ``down`` module calls. Resolving relative to the
     configuration makes the work once per configuration resource, not per instance."""
+
+    __slots__ = ("up", "down", "rel", "key", "direct")
 
     up: int
     down: tuple[Segment, ...]  # (call name, key text or None when the reference names none)
     rel: str
     key: str | None  # explicit instance key in the reference
     direct: bool  # referenced from the referring resource's own module, not via var/output
+
+    def __init__(
+        self,
+        up: int,
+        down: tuple[Segment, ...],
+        rel: str,
+        key: str | None,
+        direct: bool,
+    ) -> None:
+        object.__setattr__(self, "up", up)
+        object.__setattr__(self, "down", down)
+        object.__setattr__(self, "rel", rel)
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "direct", direct)
 
 
 class References:

@@ -9,8 +9,9 @@ addresses and in references, so text equality is identity.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
+
+from gpupool.record import Frozen
 
 # Reference roots that are not resources (Terraform's reserved names).
 _NOT_RESOURCES: Final = frozenset(
@@ -84,22 +85,34 @@ def module_prefix(segments: tuple[Segment, ...]) -> str:
     return "".join(f"module.{name}{key or ''}." for name, key in segments)
 
 
-@dataclass(frozen=True, slots=True)
-class ResourceRef:
+class ResourceRef(Frozen):
+    __slots__ = ("rel", "key")
     rel: str  # module-relative resource address without key: aws_x.name or data.aws_x.name
     key: str | None  # explicit instance key text, if the reference names one
 
+    def __init__(self, rel: str, key: str | None) -> None:
+        object.__setattr__(self, "rel", rel)
+        object.__setattr__(self, "key", key)
 
-@dataclass(frozen=True, slots=True)
-class VarRef:
+
+class VarRef(Frozen):
+    __slots__ = ("name",)
     name: str
 
+    def __init__(self, name: str) -> None:
+        object.__setattr__(self, "name", name)
 
-@dataclass(frozen=True, slots=True)
-class ModuleOutputRef:
+
+class ModuleOutputRef(Frozen):
+    __slots__ = ("call", "key", "output")
     call: str
     key: str | None
     output: str | None  # None: the whole module object (not one output)
+
+    def __init__(self, call: str, key: str | None, output: str | None) -> None:
+        object.__setattr__(self, "call", call)
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "output", output)
 
 
 Ref = ResourceRef | VarRef | ModuleOutputRef

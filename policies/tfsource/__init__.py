@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpupool.record import Frozen
 from policies.tfsource.hcl import Block, parse_blocks
 
 _ADDRESS = re.compile(
@@ -30,21 +30,32 @@ ModuleSources = Mapping[tuple[str, ...], str]  # module call path → its source
 DynamicBlocks = Mapping[str, "tuple[str, ...] | None"]  # block name → its for_each's references
 
 
-@dataclass(frozen=True, slots=True)
-class Declared:
+class Declared(Frozen):
     """Where a resource (and the argument a finding is about, when found) is written."""
+
+    __slots__ = ("path", "line", "column", "key")
 
     path: Path
     line: int
     column: int
-    key: str | None = None  # the argument or nested block pointed at ("instance_type")
+    key: str | None  # the argument or nested block pointed at ("instance_type")
+
+    def __init__(self, path: Path, line: int, column: int, key: str | None = None) -> None:
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "line", line)
+        object.__setattr__(self, "column", column)
+        object.__setattr__(self, "key", key)
 
 
-@dataclass(frozen=True, slots=True)
-class NotFound:
+class NotFound(Frozen):
     """Why a resource could not be placed in the sources (said beside the plan location)."""
 
+    __slots__ = ("reason",)
+
     reason: str
+
+    def __init__(self, reason: str) -> None:
+        object.__setattr__(self, "reason", reason)
 
 
 def module_sources(plan_path: Path) -> dict[tuple[str, ...], str]:

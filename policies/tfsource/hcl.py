@@ -11,29 +11,48 @@ no blocks: reports then fall back to the plan.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpupool.record import Frozen
 from policies.tfsource.refs import references
 
 MAX_BYTES = 4 * 1024 * 1024  # a .tf file past this is not parsed (generated, not read by people)
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
+class Block(Frozen):
     """A block (``resource "aws_instance" "web" {``): its type, labels and position; what its
     body declares, by name: arguments (line, column) and nested blocks."""
+
+    __slots__ = ("type", "labels", "line", "column", "arguments", "blocks", "for_each")
 
     type: str
     labels: tuple[str, ...]
     line: int
     column: int
-    arguments: dict[str, tuple[int, int]] = field(default_factory=dict)
-    blocks: tuple[Block, ...] = ()
+    arguments: dict[str, tuple[int, int]]
+    blocks: tuple[Block, ...]
     # A `dynamic` block's for_each: what it refers to (policies.tfsource.refs); None when it
     # has none or calls a function known only at apply.
-    for_each: tuple[str, ...] | None = None
+    for_each: tuple[str, ...] | None
+
+    def __init__(
+        self,
+        type: str,
+        labels: tuple[str, ...],
+        line: int,
+        column: int,
+        arguments: dict[str, tuple[int, int]] | None = None,
+        blocks: tuple[Block, ...] = (),
+        for_each: tuple[str, ...] | None = None,
+    ) -> None:
+        object.__setattr__(self, "type", type)
+        object.__setattr__(self, "labels", labels)
+        object.__setattr__(self, "line", line)
+        object.__setattr__(self, "column", column)
+        object.__setattr__(self, "arguments", {} if arguments is None else arguments)
+        object.__setattr__(self, "blocks", blocks)
+        object.__setattr__(self, "for_each", for_each)
 
     def find(self, path: str) -> tuple[int, int] | None:
         """Position of ``a.b.c`` (arguments or nested blocks, ``override[1]`` the second of its

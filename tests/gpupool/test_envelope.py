@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from gpupool.catalog import load_catalog
 from gpupool.config import load_stack
 from gpupool.config.models import GpuPoolConfig
 from gpupool.envelope import pool_envelope, stack_envelope
+from gpupool.record import replace
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = load_catalog()

@@ -10,7 +10,6 @@ import os
 import subprocess
 import threading
 from collections import Counter
-from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ import pytest
 
 from gpupool.catalog import load_catalog
 from gpupool.config import LoadedStack, load_stack
+from gpupool.record import replace
 from gpupool.tags import CLIENTS_TAG, MAX_RTT_TAG, MIN_GBPS_TAG
 from infra.aws import discovery
 from infra.aws.remote_gpu import (

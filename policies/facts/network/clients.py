@@ -11,8 +11,7 @@ its clients outside: the smaller cap, never the larger one on a guess.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from gpupool.record import Frozen
 from gpupool.tags import CLIENTS_IN_GROUP, CLIENTS_OUTSIDE, CLIENTS_TAG, TIER_TAG
 from policies.facts.network.links import LAUNCHERS
 from policies.facts.network.placement import PlacementFacts
@@ -21,14 +20,27 @@ from policies.facts.values import text
 from policies.model import UNKNOWN, ResourceChange
 
 
-@dataclass(frozen=True, slots=True)
-class ClientsWhere:
+class ClientsWhere(Frozen):
     """Where a proxy's clients are taken to be, and why (for the rule's message)."""
+
+    __slots__ = ("in_group", "why", "malformed", "claimed")
 
     in_group: bool
     why: str
-    malformed: str | None = None  # a tag value that is neither in-group nor outside
-    claimed: bool = False  # the tag says in-group (whether or not the plan bears it out)
+    malformed: str | None  # a tag value that is neither in-group nor outside
+    claimed: bool  # the tag says in-group (whether or not the plan bears it out)
+
+    def __init__(
+        self,
+        in_group: bool,
+        why: str,
+        malformed: str | None = None,
+        claimed: bool = False,
+    ) -> None:
+        object.__setattr__(self, "in_group", in_group)
+        object.__setattr__(self, "why", why)
+        object.__setattr__(self, "malformed", malformed)
+        object.__setattr__(self, "claimed", claimed)
 
 
 class ClientFacts(RoleFacts, PlacementFacts):

@@ -13,9 +13,9 @@ own index may hold a network index without an import circle.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
+from gpupool.record import Frozen, Record
 from policies.facts.values import _GONE, Side, blocks
 from policies.model import UNKNOWN, ResourceChange, ResourceKind, get_path
 
@@ -28,13 +28,24 @@ _KEYED: Final = (ResourceKind.PLACEMENT_GROUP, ResourceKind.SUBNET, ResourceKind
                  ResourceKind.AUTOSCALING_GROUP, ResourceKind.TARGET_GROUP)
 
 
-@dataclass(frozen=True, slots=True)
-class Link:
+class Link(Frozen):
     """The resources a reference resolves to, or why it cannot be resolved."""
 
-    targets: tuple[ResourceChange, ...] = ()
-    unknown: str | None = None
-    declared: bool = False  # did the resource declare the link at all?
+    __slots__ = ("targets", "unknown", "declared")
+
+    targets: tuple[ResourceChange, ...]
+    unknown: str | None
+    declared: bool  # did the resource declare the link at all?
+
+    def __init__(
+        self,
+        targets: tuple[ResourceChange, ...] = (),
+        unknown: str | None = None,
+        declared: bool = False,
+    ) -> None:
+        object.__setattr__(self, "targets", targets)
+        object.__setattr__(self, "unknown", unknown)
+        object.__setattr__(self, "declared", declared)
 
 
 class PlanLinks(Protocol):
@@ -48,15 +59,28 @@ class PlanLinks(Protocol):
     def launch_templates(self, change: ResourceChange, side: Side = "new") -> Link: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Found:
+class Found(Frozen):
     """What a link resolved to: resources of the plan, values naming resources outside it,
     and why part of it is unknown."""
 
-    targets: tuple[ResourceChange, ...] = ()
-    outside: tuple[str, ...] = ()  # ids or names not in the plan
-    unknown: str | None = None
-    declared: bool = False
+    __slots__ = ("targets", "outside", "unknown", "declared")
+
+    targets: tuple[ResourceChange, ...]
+    outside: tuple[str, ...]  # ids or names not in the plan
+    unknown: str | None
+    declared: bool
+
+    def __init__(
+        self,
+        targets: tuple[ResourceChange, ...] = (),
+        outside: tuple[str, ...] = (),
+        unknown: str | None = None,
+        declared: bool = False,
+    ) -> None:
+        object.__setattr__(self, "targets", targets)
+        object.__setattr__(self, "outside", outside)
+        object.__setattr__(self, "unknown", unknown)
+        object.__setattr__(self, "declared", declared)
 
     def merge(self, other: Found) -> Found:
         seen = {t.address for t in self.targets}
@@ -66,14 +90,25 @@ class Found:
                      self.declared or other.declared)
 
 
-@dataclass
-class Pointers:
+class Pointers(Record):
     """Which resources a set of resources (rules, attachments, addresses) point at through one
     input, computed once: so that judging N proxies against M rules costs N + M, not N times M."""
 
-    by_target: dict[str, list[ResourceChange]] = field(default_factory=dict)
-    unknown: list[ResourceChange] = field(default_factory=list)  # the target is unknown
-    outside: list[ResourceChange] = field(default_factory=list)  # names something not in the plan
+    __slots__ = ("by_target", "unknown", "outside")
+
+    by_target: dict[str, list[ResourceChange]]
+    unknown: list[ResourceChange]  # the target is unknown
+    outside: list[ResourceChange]  # names something not in the plan
+
+    def __init__(
+        self,
+        by_target: dict[str, list[ResourceChange]] | None = None,
+        unknown: list[ResourceChange] | None = None,
+        outside: list[ResourceChange] | None = None,
+    ) -> None:
+        self.by_target = {} if by_target is None else by_target
+        self.unknown = [] if unknown is None else unknown
+        self.outside = [] if outside is None else outside
 
     def add(self, item: ResourceChange, found: Found) -> None:
         for t in found.targets:

@@ -4,9 +4,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Final
 
+from gpupool.record import Frozen
 from gpupool.tags import CLIENT_ROLE, MAX_RTT_TAG, MIN_GBPS_TAG, PROXY_ROLE, ROLE_TAG
 from policies.facts.network.links import LAUNCHERS, LinkIndex, PlanLinks
 from policies.facts.tags import group_tags
@@ -75,16 +75,33 @@ def budget_number(value: Any, *, zero: bool = False) -> float | Maybe | str | No
     return number
 
 
-@dataclass(frozen=True, slots=True)
-class Budget:
+class Budget(Frozen):
     """A proxy's budget tags: Gbps and µs, or why they cannot be read."""
 
-    min_gbps: float | None = None
-    max_rtt_us: float | None = None
-    missing: tuple[str, ...] = ()  # tag keys not set
-    unknown: tuple[str, ...] = ()  # tag keys whose value is unknown until apply
-    malformed: tuple[tuple[str, str], ...] = ()  # (key, value) that is not a positive number
-    where: str = ""  # the resource the tags were read from
+    __slots__ = ("min_gbps", "max_rtt_us", "missing", "unknown", "malformed", "where")
+
+    min_gbps: float | None
+    max_rtt_us: float | None
+    missing: tuple[str, ...]  # tag keys not set
+    unknown: tuple[str, ...]  # tag keys whose value is unknown until apply
+    malformed: tuple[tuple[str, str], ...]  # (key, value) that is not a positive number
+    where: str  # the resource the tags were read from
+
+    def __init__(
+        self,
+        min_gbps: float | None = None,
+        max_rtt_us: float | None = None,
+        missing: tuple[str, ...] = (),
+        unknown: tuple[str, ...] = (),
+        malformed: tuple[tuple[str, str], ...] = (),
+        where: str = "",
+    ) -> None:
+        object.__setattr__(self, "min_gbps", min_gbps)
+        object.__setattr__(self, "max_rtt_us", max_rtt_us)
+        object.__setattr__(self, "missing", missing)
+        object.__setattr__(self, "unknown", unknown)
+        object.__setattr__(self, "malformed", malformed)
+        object.__setattr__(self, "where", where)
 
 
 class RoleFacts(LinkIndex):

@@ -4,13 +4,13 @@ for given settings, and the Python rule's verdict on the same objects."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from datetime import date
 from typing import Any
 
 import pytest
 
 from gpupool.catalog import Catalog, load_catalog
+from gpupool.record import replace
 from policies.admission.generate import admission_objects
 from policies.rules import get_rule
 from policies.rules.base import Finding

@@ -4,12 +4,12 @@ the violations a user would expect, and nothing else that blocks."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
 import pytest
 
+from gpupool.record import replace
 from policies.engine import evaluate
 from policies.model import Plan, ResourceKind
 from policies.result import Result, Violation

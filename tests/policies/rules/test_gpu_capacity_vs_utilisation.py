@@ -8,7 +8,6 @@ synthetic fleet), dated now, so "fresh" means fresh; the stale case is dated ten
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import pytest
 
 from gpupool.catalog import load_catalog
+from gpupool.record import replace
 from policies.engine import evaluate
 from policies.model import ChangeKind, ResourceChange, normalise_inputs, resource_kind
 from policies.result import Result

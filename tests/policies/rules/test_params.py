@@ -1,11 +1,13 @@
-"""Rule parameters are plain dataclasses (policies.rules.params); pydantic validates them only
+"""Rule parameters are plain frozen classes (policies.rules.params); pydantic validates them only
 when something is configured. These tests hold the two paths to the same answers: the defaults a
 check runs with unconfigured are exactly what validating an empty configuration gives, and what
 ``dump`` writes validates back to the same parameters."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import pickle
 
 import pytest
 from pydantic import ValidationError
@@ -13,13 +15,13 @@ from pydantic import ValidationError
 from policies import settings, waiver_file
 from policies.rules import ALL_RULES
 from policies.rules.param_schema import json_schema, validate
-from policies.rules.params import aliases, dump, to_camel
+from policies.rules.params import RuleParams, aliases, dump, param_fields, to_camel
 
 
 @pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.meta.id)
 def test_defaults_are_what_validating_nothing_gives(rule: object) -> None:
     cls = rule.meta.params  # type: ignore[attr-defined]
-    assert dataclasses.is_dataclass(cls)
+    assert issubclass(cls, RuleParams) and not dataclasses.is_dataclass(cls)
     assert rule.parse_params() == validate(cls, {}) == cls()  # type: ignore[attr-defined]
     assert list(json_schema(cls)["properties"]) == aliases(cls)
 
@@ -58,10 +60,55 @@ def test_camel_case_as_pydantic_spells_it() -> None:
     from pydantic.alias_generators import to_camel as pydantic_camel
 
     for rule in ALL_RULES:
-        for f in dataclasses.fields(rule.meta.params):
+        for f in param_fields(rule.meta.params):
             assert to_camel(f.name) == pydantic_camel(f.name)
 
 
 def test_waiver_defaults_agree() -> None:
     assert settings.DEFAULT_EXPIRY_WARNING_DAYS == waiver_file.DEFAULT_EXPIRY_WARNING_DAYS
     assert settings.EXPIRY_WARNING_KEY == waiver_file.EXPIRY_WARNING_KEY
+
+
+def _as_dataclass(cls: type[RuleParams]) -> type:
+    """The frozen dataclass ``cls`` was written as before it was a RuleParams class."""
+    from policies.rules.params import MISSING
+
+    ns: dict[str, object] = {"__annotations__": {f.name: "object" for f in param_fields(cls)},
+                             "__post_init__": getattr(cls, "__post_init__", lambda self: None)}
+    for f in param_fields(cls):
+        ns[f.name] = (dataclasses.field(default=f.default) if f.default is not MISSING
+                      else dataclasses.field(default_factory=f.default_factory))
+    return dataclasses.dataclass(frozen=True)(type(cls.__name__, (), ns))
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.meta.id)
+def test_parameters_behave_as_the_frozen_dataclass_they_were(rule: object) -> None:
+    cls = rule.meta.params  # type: ignore[attr-defined]
+    old = _as_dataclass(cls)
+    new, was = cls(), old()
+    names = [f.name for f in param_fields(cls)]
+    assert names == [f.name for f in dataclasses.fields(old)]
+    assert names[0] == "unknown_enforcement"  # the base's field first, as a dataclass orders
+    assert repr(new) == repr(was)
+    assert new == cls() and new != was and new is not cls()
+    try:
+        expected: object = hash(was)
+    except TypeError:  # a list or dict parameter: unhashable, as the dataclass was
+        with pytest.raises(TypeError):
+            hash(new)
+    else:
+        assert hash(new) == expected
+    with pytest.raises(AttributeError):
+        new.unknown_enforcement = "mandatory"  # type: ignore[misc]
+    values = [getattr(new, n) for n in names]
+    assert cls(*values) == new == cls(**dict(zip(names, values, strict=True)))
+    assert copy.deepcopy(new) == new == pickle.loads(pickle.dumps(new))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'no_such'"):
+        cls(no_such=1)
+    with pytest.raises(TypeError, match="positional"):
+        cls(*values, 1)
+    default_lists = [getattr(new, n) for n in names if isinstance(getattr(new, n), list | dict)]
+    assert all(a is not b for a, b in zip(default_lists, [getattr(cls(), n) for n in names
+                                                          if isinstance(getattr(new, n),
+                                                                        list | dict)],
+                                          strict=True))  # a factory's default, fresh each time
