@@ -8,6 +8,13 @@ Each command's arguments are declared by one ``add_<command>`` function in
 :mod:`gpupool.cliargs`, listed in ``COMMANDS``: a new command adds its own function and one line
 there. Every subparser carries a description and an example (``epilog``), so ``gpupool
 <command> --help`` teaches by example.
+
+A run of one command builds that command's subparser only (``gpupool check`` does not pay for
+the arguments of ``debt``, ``rightsize`` or ``render``: all twelve took ~10 ms of CPU): when the
+first argument names a command, the top parser gets that one subparser, and everything it can
+print (the command's help, its usage errors) is what the full parser prints. Anything else
+(``gpupool``, ``--help``, ``--version``, an unknown or mistyped command) builds them all, so
+the top help lists every command and a typo gets its did-you-mean.
 """
 
 from __future__ import annotations
@@ -19,27 +26,36 @@ import sys
 from collections.abc import Callable, Sequence
 
 from gpupool import __version__
-from gpupool.cliargs import admission, debt, network, rightsize, sizing, stacks
 from gpupool.cliargs.parser import Parser
 
-# One adder per command, in the order ``gpupool --help`` lists them.
-COMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...] = (
-    stacks.add_validate,
-    sizing.add_catalog,
-    stacks.add_plan,
-    stacks.add_check,
-    sizing.add_estimate,
-    network.add_remoting,
-    network.add_netcheck,
-    sizing.add_new_stack,
-    stacks.add_render,
-    admission.add_admission,
-    debt.add_debt,
-    rightsize.add_rightsize,
+Adder = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
+
+# One adder per command, in the order ``gpupool --help`` lists them: the command's name, the
+# module of gpupool.cliargs and the function there that adds its subparser (imported when used).
+COMMANDS = (  # (not typing.Final: `gpupool --help` imports no typing)
+    ("validate", "stacks", "add_validate"),
+    ("catalog", "sizing", "add_catalog"),
+    ("plan", "stacks", "add_plan"),
+    ("check", "stacks", "add_check"),
+    ("estimate", "sizing", "add_estimate"),
+    ("remoting", "network", "add_remoting"),
+    ("netcheck", "network", "add_netcheck"),
+    ("new-stack", "sizing", "add_new_stack"),
+    ("render", "stacks", "add_render"),
+    ("admission", "admission", "add_admission"),
+    ("debt", "debt", "add_debt"),
+    ("rightsize", "rightsize", "add_rightsize"),
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _adder(module: str, function: str) -> Adder:
+    adder: Adder = getattr(importlib.import_module(f"gpupool.cliargs.{module}"), function)
+    return adder
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; with ``only`` (a command's name), of that command alone,
+    which parses, explains and refuses that command's arguments exactly as the full one."""
     p = Parser(prog="gpupool", description="GPU pools that scale out on utilisation, never up.",
                 epilog="examples:\n  gpupool validate dev\n  gpupool plan dev\n"
                        "  gpupool check --stack dev --base origin/main\n"
@@ -48,16 +64,24 @@ def build_parser() -> argparse.ArgumentParser:
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"gpupool {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for add in COMMANDS:
-        add(sub)
+    for name, module, function in COMMANDS:
+        if only is None or name == only:
+            _adder(module, function)(sub)
     return p
+
+
+def parser_for(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser ``argv`` needs: the named command's alone when its first word names one."""
+    first = argv[0] if argv else None
+    return build_parser(first if any(first == c[0] for c in COMMANDS) else None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     closed = _closed_stream()
     if closed is not None:
         return closed
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parser_for(argv).parse_args(argv)
     # The kit's models use no pydantic plugin; looking for one reads the metadata of every
     # installed distribution when the first model is built (10-15 ms of CPU here, measured).
     # A user who sets the variable (to name plugins to skip) keeps their choice.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -25,6 +26,11 @@ class Parser(argparse.ArgumentParser):
                 chosen.error(f"{empty}: expected a value, got an empty string")
         return parsed, extras
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse's own asks shutil for the width (with bz2, lzma and fnmatch behind it, 3 ms
+        # of a check's start-up) each time an argument is added; the same width, read here.
+        return self.formatter_class(prog=self.prog, width=terminal_columns() - 2)
+
     @property
     def _is_root(self) -> bool:
         return " " not in self.prog
@@ -39,6 +45,22 @@ class Parser(argparse.ArgumentParser):
 
         sys.stderr.write(f"{self.prog}: {safe(message)}{_suggest_choice(message)}\n")
         raise SystemExit(2)
+
+
+def terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns``: ``$COLUMNS``, else standard output's terminal,
+    else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 80
+        columns = columns or 80
+    return columns
 
 
 def _empty_value(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> str | None:
