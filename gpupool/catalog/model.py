@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -356,7 +355,8 @@ def load_catalog(path: str | None = None, region: str | None = None) -> Catalog:
         return catalog_from_document(json.loads(Path(path).read_text()))
     from gpupool.catalog.offerings import load_offerings
 
-    text = resources.files("gpupool.catalog").joinpath("data", DATA_FILE).read_text()
+    # beside this module (not importlib.resources: with tempfile and zipfile, 4 ms of a check)
+    text = (Path(__file__).parent / "data" / DATA_FILE).read_text()
     doc = json.loads(text)
     doc["offerings"] = load_offerings()  # which region offers which type (recorded apart)
     return catalog_from_document(doc)

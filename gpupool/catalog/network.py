@@ -31,7 +31,6 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
@@ -157,7 +156,7 @@ class NetworkData:
 
 
 def bundled_network_path() -> Path:
-    return Path(str(resources.files("gpupool.catalog").joinpath("data", DATA_FILE)))
+    return Path(__file__).parent / "data" / DATA_FILE
 
 
 @cache

@@ -20,7 +20,6 @@ import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
@@ -31,7 +30,7 @@ _COMMERCIAL: Final = re.compile(r"^(?!us-gov-|cn-)[a-z]{2}-[a-z]+-\d$")
 
 
 def bundled_path() -> Path:
-    return Path(str(resources.files("gpupool.catalog").joinpath("data", OFFERINGS_FILE)))
+    return Path(__file__).parent / "data" / OFFERINGS_FILE
 
 
 @cache

@@ -19,7 +19,6 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
@@ -78,7 +77,7 @@ def load_price_table(path: str | None = None) -> PriceTable:
         if path is not None:
             text = Path(path).read_text()
         else:
-            text = resources.files("gpupool.catalog").joinpath("data", PRICE_TABLE_FILE).read_text()
+            text = (Path(__file__).parent / "data" / PRICE_TABLE_FILE).read_text()
         doc = json.loads(text)
     except OSError as e:
         raise InputError(f"{where}: cannot read the price table ({e.strerror})") from None

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gpupool.errors import InputError
-from gpupool.output import _resolve, write_output
+from gpupool.output import _mkstemp, _resolve, write_output
 
 TEXT = "report → line one\nline two\n"
 
@@ -105,3 +105,25 @@ def test_a_directory_or_a_missing_parent_is_one_clear_line(tmp_path: Path) -> No
         write_output(tmp_path, TEXT)
     with pytest.raises(InputError, match=r"^--chart .*/nope/x\.svg: cannot write there \("):
         write_output(tmp_path / "nope" / "x.svg", TEXT, option="--chart")
+
+
+def test_the_temporary_file_is_new_private_and_named_after_the_report(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What tempfile.mkstemp gave (tempfile is not imported: shutil and random behind it)."""
+    fd, name = _mkstemp(tmp_path, ".r.json.")
+    os.close(fd)
+    assert os.path.isabs(name) and Path(name).parent == tmp_path
+    assert Path(name).name.startswith(".r.json.") and len(Path(name).name) == len(".r.json.") + 12
+    assert stat.S_IMODE(os.stat(name).st_mode) == 0o600
+    draws = iter([b"\0" * 6, b"\0" * 6, b"\1" * 6])  # the first name is taken: another one
+    monkeypatch.setattr(os, "urandom", lambda n: next(draws))
+    fd1, first = _mkstemp(tmp_path, "x")
+    fd2, second = _mkstemp(tmp_path, "x")
+    os.close(fd1), os.close(fd2)
+    assert first != second and Path(second).name == "x" + "01" * 6
+    link = tmp_path / ("y" + "02" * 6)
+    link.symlink_to(tmp_path / "elsewhere")
+    draws = iter([b"\2" * 6, b"\3" * 6])
+    fd3, third = _mkstemp(tmp_path, "y")  # never through an existing link
+    os.close(fd3)
+    assert third != str(link) and not (tmp_path / "elsewhere").exists()
