@@ -153,9 +153,8 @@ def parse_document(doc: Any, origin: str, tf_root: Path | None = None) -> Plan:
             return kubernetes.plan_of(kubernetes.manifests_of(docs, shown), origin)
         if kind == TERRAFORM and tf_root is not None:
             from policies.sources import terraform
-            from policies.tfsource import dynamic_blocks_reader
 
-            plan = terraform.parse(doc, origin, dynamic_blocks_reader(doc, tf_root))
+            plan = terraform.parse(doc, origin, _dynamic_blocks_reader(doc, tf_root))
         else:
             plan = _parser(kind)(doc, origin)
     except RecursionError:
@@ -165,6 +164,23 @@ def parse_document(doc: Any, origin: str, tf_root: Path | None = None) -> Plan:
     if region is not None:  # costs are priced for the region the plan deploys to
         plan = replace(plan, meta={**plan.meta, "region": region})
     return plan
+
+
+def _dynamic_blocks_reader(doc: Any, root: Path) -> Callable[[str], Any]:
+    """:func:`policies.tfsource.dynamic_blocks_reader`, imported (with the HCL reader) on the
+    first question: the Terraform reader asks only of a resource whose plan configuration lacks
+    a block its planned values hold, and most plans' configuration holds every one."""
+    reader: Callable[[str], Any] | None = None
+
+    def dynamic_blocks(address: str) -> Any:
+        nonlocal reader
+        if reader is None:
+            from policies.tfsource import dynamic_blocks_reader
+
+            reader = dynamic_blocks_reader(doc, root)
+        return reader(address)
+
+    return dynamic_blocks
 
 
 def load_plan(path: str | Path, tf_root: Path | None = None) -> Plan:
