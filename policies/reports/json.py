@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+from policies.reports import indented
 from policies.result import Result
 
 INDENT_MAX_ITEMS: Final = 1000
@@ -32,7 +33,7 @@ def indents(result: Result) -> bool:
 def render(result: Result) -> str:
     doc = result.to_json()
     if indents(result):
-        return json.dumps(doc, indent=2, ensure_ascii=False, default=str, allow_nan=False) + "\n"
+        return indented.dumps(doc, default=str, allow_nan=False) + "\n"
     return line_per_item(doc)
 
 

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from gpupool import __version__
+from policies.reports import indented
 from policies.reports._common import (
     policy_index,
     resource_names,
@@ -65,7 +66,7 @@ def render(result: Result, *, root: Path | None = None, tf_root: Path | None = N
     indenting forces json's pure-Python encoder (about 0.5 s per thousand results)."""
     doc = to_sarif(result, root=root, tf_root=tf_root)
     if len(result.violations) <= PRETTY_MAX_RESULTS:
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        return indented.dumps(doc) + "\n"
     return json.dumps(doc, separators=(",", ":"), ensure_ascii=False) + "\n"
 
 
