@@ -74,6 +74,7 @@ def _evaluate(plans: Sequence[Plan], settings: Settings, catalog: Catalog | None
         evaluated += len(judged)
         kinds = {c.kind for c in plan.changes}
         census.add(judged, kinds)
+        subjects = _Subjects(judged)
         found: list[Violation] = []
         for rule, policy in _to_run(enabled, kinds, errors):
             ctx = RuleContext(plan_catalog, policy.params, index.by_address, plan_index=index)
@@ -81,11 +82,7 @@ def _evaluate(plans: Sequence[Plan], settings: Settings, catalog: Catalog | None
             if rule.meta.scope == "stack":
                 _run(rule, partial(rule.check, plan.changes, ctx), emit, errors, None)
                 continue
-            kinds = rule.meta.kinds
-            for change in judged:  # plan order: reports come out the same every run
-                if change.kind in kinds and rule.applies_to(change):
-                    _run(rule, partial(rule.check_resource, change, ctx), emit, errors,
-                         change.address)
+            _run_resources(rule, subjects.of(rule), ctx, emit, errors)
         if changed_only:  # stack-scope rules see the whole plan; keep what they say of changes
             found = [v for v in found if not _unchanged(index.by_address.get(v.resource))]
         violations.extend(by_cause(found, index))
@@ -269,6 +266,49 @@ def by_cause(found: list[Violation], index: PlanIndex) -> list[Violation]:
         others = tuple(r for j in members[i][1:] for r in found[j].resources)
         out.append(replace(v, also=v.also + others) if others else v)
     return out
+
+
+class _Subjects:
+    """The judged changes of one plan a resource-scope rule is called for, in plan order: those
+    of the kinds it reads (a rule is never called for another kind) and, unless the rule says
+    otherwise (:meth:`Rule.applies_to`), not deleted nor only read. Grouped by kind once per
+    plan, so a rule's call costs its own resources, not the plan's."""
+
+    def __init__(self, judged: Sequence[ResourceChange]) -> None:
+        self._judged = judged
+        self._by_kind: dict[ResourceKind, list[ResourceChange]] = {}
+        for c in judged:
+            self._by_kind.setdefault(c.kind, []).append(c)
+        self._of: dict[tuple[frozenset[ResourceKind], bool], list[ResourceChange]] = {}
+
+    def of(self, rule: Rule) -> list[ResourceChange]:
+        kinds = rule.meta.kinds
+        own = getattr(rule.applies_to, "__func__", None) is not Rule.applies_to  # its own: asked
+        key = (kinds, own)
+        found = self._of.get(key)
+        if found is None:
+            present = [k for k in kinds if k in self._by_kind]
+            if len(present) == 1:
+                found = self._by_kind[present[0]]
+            else:
+                found = [c for c in self._judged if c.kind in kinds]
+            if not own:
+                found = [c for c in found if c.change not in _SKIPPED]
+            self._of[key] = found
+        return [c for c in found if rule.applies_to(c)] if own else found
+
+
+def _run_resources(rule: Rule, changes: Sequence[ResourceChange], ctx: RuleContext,
+                   emit: _Emitter, errors: list[RuleError]) -> None:
+    """:func:`_run` of ``rule.check_resource`` on each change, in a loop of its own."""
+    check = rule.check_resource
+    for change in changes:
+        try:
+            for finding in check(change, ctx):
+                emit(finding)
+        except Exception as e:  # a rule bug must fail the check, not crash it or pass it
+            errors.append(RuleError(rule.meta.id, f"rule raised {type(e).__name__} on "
+                                                  f"{change.address}: {e}", change.address))
 
 
 def _run(rule: Rule, call: Callable[[], Iterable[Finding]], emit: _Emitter,
