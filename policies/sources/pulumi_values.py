@@ -98,20 +98,56 @@ def _snake(key: str) -> str:
 def _normalised(value: Any, verbatim_keys: bool) -> Any:
     t = type(value)
     if t is str:
-        return UNKNOWN if value in (UNKNOWN_SENTINEL, REDACTED_SECRET) else value
+        return UNKNOWN if value in _MARKERS else value
     if t is dict:
-        if SIG_KEY in value and _resolvable(value[SIG_KEY]):
-            return _normalised(_signed(value), verbatim_keys)
-        if verbatim_keys:
-            return {str(k): _normalised(v, False) for k, v in value.items()}
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            key = _snake(str(k))
-            out[key] = _normalised(v, key in _USER_MAPS)
-        return out
+        return _object(value, verbatim_keys)
     if t is list:
-        return [_normalised(v, False) for v in value]
+        return _list(value)
     return value
+
+
+_MARKERS: Final = frozenset({UNKNOWN_SENTINEL, REDACTED_SECRET})
+
+
+def _object(value: dict[Any, Any], verbatim_keys: bool) -> Any:
+    # Hot (every object of every resource's inputs): leaves are read inline, one call per
+    # object or list rather than one per value.
+    if SIG_KEY in value and _resolvable(value[SIG_KEY]):
+        return _normalised(_signed(value), verbatim_keys)
+    out: dict[str, Any] = {}
+    known = _SNAKE.get
+    for k, v in value.items():
+        if verbatim_keys:
+            key = str(k)
+        else:
+            key = known(k) if type(k) is str else None
+            if key is None:
+                key = _snake(str(k))
+        t = type(v)
+        if t is str:
+            out[key] = UNKNOWN if v in _MARKERS else v
+        elif t is dict:
+            out[key] = _object(v, not verbatim_keys and key in _USER_MAPS)
+        elif t is list:
+            out[key] = _list(v)
+        else:
+            out[key] = v
+    return out
+
+
+def _list(value: list[Any]) -> list[Any]:
+    out = []
+    for v in value:
+        t = type(v)
+        if t is str:
+            out.append(UNKNOWN if v in _MARKERS else v)
+        elif t is dict:
+            out.append(_object(v, False))
+        elif t is list:
+            out.append(_list(v))
+        else:
+            out.append(v)
+    return out
 
 
 def urn_type_name(urn: str) -> tuple[str, str] | None:
