@@ -32,7 +32,7 @@ Where = Callable[[str], str]
 
 _SIZES: Final = ("min_size", "max_size", "desired_capacity")
 _NODE_SIZES: Final = ("min_size", "max_size", "desired_size")
-_TYPED: Final = frozenset({
+TYPED: Final = frozenset({  # the kinds check reads: for any other it returns at once
     ResourceKind.INSTANCE, ResourceKind.LAUNCH_TEMPLATE, ResourceKind.LAUNCH_CONFIGURATION,
     ResourceKind.AUTOSCALING_GROUP, ResourceKind.EKS_NODE_GROUP, ResourceKind.SCALING_POLICY,
 })
@@ -41,7 +41,7 @@ _TYPED: Final = frozenset({
 def check(kind: ResourceKind, inputs: Mapping[str, Any] | None, origin: str,
           where: Where) -> None:
     """Raise a one-line InputError for the first wrongly typed input of one side."""
-    if kind not in _TYPED or not inputs:
+    if kind not in TYPED or not inputs:
         return
     if kind is ResourceKind.AUTOSCALING_GROUP:
         for key in _SIZES:

@@ -19,7 +19,7 @@ import policies.sources.fields as fields
 from gpupool.record import Frozen
 from policies.model import UNKNOWN, ChangeKind, Plan, ResourceChange, resource_kind
 from policies.sources.reading import fail, problem, want_list
-from policies.sources.terraform_declared import drop_undeclared
+from policies.sources.terraform_declared import DECLARED_TYPES, drop_undeclared
 from policies.sources.terraform_refs import References
 from policies.sources.tfaddr import Segment, split_module_address
 
@@ -243,8 +243,12 @@ def _change(row: _Row, refs: References, origin: str, dynamic_blocks: DynamicBlo
     if type(change) is not dict:
         fail(origin, _where(row, ""), "an object", change)
     actions = change.get("actions")
-    kind = _ACTIONS.get(tuple(actions)) if type(actions) is list and all(
-        type(a) is str for a in actions) else None
+    kind = None
+    if type(actions) is list:
+        try:  # only strings equal the keys; an unhashable element is no action either
+            kind = _ACTIONS.get(tuple(actions))
+        except TypeError:
+            kind = None
     if kind is None:
         fail(origin, _where(row, ".actions"), f"one of {_ACTIONS_HELP}", actions)
     if row.mode == "data":
@@ -277,13 +281,12 @@ def _change(row: _Row, refs: References, origin: str, dynamic_blocks: DynamicBlo
         else:
             new = _merge_unknown(after if after is not None else {}, unknown) if unknown else after
     old = None if kind is ChangeKind.CREATE else before
-    if new and row.mode == "managed":
+    if new and row.mode == "managed" and row.rtype in DECLARED_TYPES:
         drop_undeclared(new, row.rtype, _Config(row, refs, dynamic_blocks))
     rkind = resource_kind(row.rtype)
-    if row.mode == "managed":
-        where = f"resource_changes[{row.index}].change."
-        fields.check(rkind, new, origin, lambda path: f"{where}after.{path}")
-        fields.check(rkind, old, origin, lambda path: f"{where}before.{path}")
+    if row.mode == "managed" and rkind in fields.TYPED:
+        fields.check(rkind, new, origin, lambda path: f"{_where(row, '.after')}.{path}")
+        fields.check(rkind, old, origin, lambda path: f"{_where(row, '.before')}.{path}")
     return ResourceChange(
         address=row.address,
         type=row.rtype,

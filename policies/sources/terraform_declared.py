@@ -109,6 +109,13 @@ class ResourceConfig(Protocol):
         """Are these references (a dynamic block's for_each) all known at plan time?"""
 
 
+# The resource types drop_undeclared may change (a table names them): for any other it returns
+# at once, so the reader does not make a resource's configuration view for it.
+DECLARED_TYPES: Final = frozenset(
+    t for table in (AWS_DEFAULT_WHEN_UNDECLARED, EXCLUDED_BY_DECLARED, NOT_SET_UNLESS_DYNAMIC)
+    for t, wanted in table.items() if wanted)
+
+
 def drop_undeclared(new: dict[str, Any], rtype: str, config: ResourceConfig) -> None:
     """Drop from ``new`` (in place) what the tables say is not set when undeclared."""
     keys = AWS_DEFAULT_WHEN_UNDECLARED.get(rtype, ())
