@@ -58,9 +58,13 @@ def _labels(root: str, path: str) -> str:
     return f"({guard(root, path)} ? {root}.{path} : {{}})"
 
 
-def role(name: str, labels: str, spec: str, app: str, path: str, init: str = "[]") -> str:
+def role(name: str, labels: str, spec: str, app: str, path: str, init: str = "[]",
+         containers: str = "") -> str:
+    """A ``roles`` item; ``containers`` is ``app + init`` unless a kind's reader reads its
+    lists in another order (Argo: init containers before sidecars)."""
     return (f"{{'name': {name}, 'labels': {labels}, 'spec': {spec}, "
-            f"'containers': {app} + {init}, 'app': {app}, 'init': {init}, 'path': {path}}}")
+            f"'containers': {containers or f'{app} + {init}'}, 'app': {app}, 'init': {init}, "
+            f"'path': {path}}}")
 
 
 def template_role(template: str, name: str, path: str) -> str:
@@ -147,12 +151,14 @@ class Pod:
 @dataclass(frozen=True)
 class Resources:
     """A kind that keeps one resources block instead of a pod template (NIMService's
-    ``spec.resources``): one container named ``container``; its labels at ``labels``."""
+    ``spec.resources``): one container named ``container``; its labels at ``labels``; the
+    role named ``name`` (as the reader names it: a TrainJob's ``trainer``)."""
 
     path: str
     container: str
     labels: str = ""
     each: str = ""  # a list whose enabled items each hold the block at ``path`` (NIMPipeline)
+    name: str = ""
 
     def cel(self) -> str:
         if self.each:
@@ -164,7 +170,7 @@ class Resources:
             return (f"({guard('object', self.each)} ? object.{self.each}.filter(e, {keep})"
                     f".map(e, {one}) : [])")
         labels = _labels("object", self.labels) if self.labels else "{}"
-        one = role("''", labels, "{}",
+        one = role(repr(self.name), labels, "{}",
                    f"[{{'name': '{self.container}', 'resources': object.{self.path}}}]",
                    repr(self.path))
         return f"({guard('object', self.path)} ? [{one}] : [])"
@@ -179,10 +185,11 @@ class Argo:
 
     def cel(self) -> str:
         def one(t: str, name: str, path: str) -> str:
-            app = " + ".join((_opt_one(t, "container"), _opt_one(t, "script"),
-                              _opt_list(t, "containerSet.containers"), _opt_list(t, "sidecars")))
-            return role(name, _labels(t, "metadata.labels"), t, f"({app})", path,
-                        init_containers(t))
+            main = " + ".join((_opt_one(t, "container"), _opt_one(t, "script"),
+                               _opt_list(t, "containerSet.containers")))
+            app, init = f"({main} + {_opt_list(t, 'sidecars')})", init_containers(t)
+            return role(name, _labels(t, "metadata.labels"), t, app, path, init,
+                        f"{main} + {init} + {_opt_list(t, 'sidecars')}")  # the reader's order
         b = f"object.{self.base}"
         named = "'template ' + (has(e.name) ? e.name : '#')"
         defaults = f"{b}.templateDefaults"
@@ -240,7 +247,8 @@ KINDS: Final[dict[tuple[str, str], tuple[Source, ...]]] = {
     ("batch", "Job"): (At("spec.template"),),
     ("batch", "CronJob"): (At("spec.jobTemplate.spec.template"),),
     **{("kubeflow.org", k): (Values(f"spec.{key}"),) for k, key in _KUBEFLOW.items()},
-    ("trainer.kubeflow.org", "TrainJob"): (Resources("spec.trainer.resourcesPerNode", "node"),),
+    ("trainer.kubeflow.org", "TrainJob"): (Resources("spec.trainer.resourcesPerNode", "node",
+                                                     name="trainer"),),
     **{("trainer.kubeflow.org", k): (Each("spec.template.spec.replicatedJobs",
                                           "template.spec.template"),)
        for k in ("TrainingRuntime", "ClusterTrainingRuntime")},
@@ -300,3 +308,70 @@ def roles_cel(kinds: list[tuple[str, str]], root: str = "object") -> str:
 
 
 GROUP_KIND: Final = "request.kind.group + '/' + request.kind.kind"
+
+
+def _index(lst: str, c: str, key: str) -> str:
+    return f"'.{key}[' + string({lst}.indexOf({c})) + ']'"
+
+
+def _in(root: str, path: str, c: str) -> str:
+    return f"({guard(root, path)} && {c} in {root}.{path})"
+
+
+def _pod_at(r: str, c: str) -> str:
+    """Container ``c`` of the pod spec ``r.spec``: in containers, else in initContainers (a
+    container in both is the first, as the reader reads containers first)."""
+    return (f"({_in(r, 'spec.containers', c)} ? {_index(f'{r}.spec.containers', c, 'containers')}"
+            f" : {_index(f'{r}.spec.initContainers', c, 'initContainers')})")
+
+
+def _kserve_at(r: str, c: str) -> str:
+    """A component's model or framework specs first (as the reader), then its pod spec."""
+    specs = "[" + ", ".join(repr(m) for m in _MODEL_SPECS) + "]"
+    found = f"{specs}.filter(m, m in {r}.spec && {r}.spec[m] == {c})"
+    return f"(size({found}) > 0 ? '.' + {found}[0] : {_pod_at(r, c)})"
+
+
+def _argo_at(r: str, c: str) -> str:
+    """An Argo template's container, script, containerSet, initContainers, sidecars (the
+    reader's order)."""
+    t = f"{r}.spec"
+    return (f"({guard(t, 'container')} && {t}.container == {c} ? '.container' : "
+            f"{guard(t, 'script')} && {t}.script == {c} ? '.script' : "
+            f"{_in(t, 'containerSet.containers', c)} ? "
+            f"'.containerSet' + {_index(f'{t}.containerSet.containers', c, 'containers')} : "
+            f"{_in(t, 'initContainers', c)} ? {_index(f'{t}.initContainers', c, 'initContainers')}"
+            f" : {_index(f'{t}.sidecars', c, 'sidecars')})")
+
+
+def resources_at(kinds: list[tuple[str, str]], r: str, c: str) -> str:
+    """Where container ``c`` (an item of ``r.containers``) of role ``r`` has its resources
+    block, as the PR check names it (``spec.template.spec.initContainers[0].resources``,
+    ``spec.predictor.model.resources``; a kind that keeps one block: the role's own path)."""
+    layouts: dict[str, list[str]] = {}
+    for group, kind in kinds:
+        sources = KINDS[(group, kind)]
+        layout = ("resources" if all(isinstance(s, Resources) for s in sources) else
+                  "argo" if all(isinstance(s, Argo) for s in sources) else
+                  "kserve" if all(isinstance(s, KServe) for s in sources) else "pod")
+        layouts.setdefault(layout, []).append(f"{group}/{kind}")
+    at = {"argo": _argo_at(r, c), "kserve": _kserve_at(r, c)}
+    out = f"{r}.path + {_pod_at(r, c)} + '.resources'"
+    for layout in ("argo", "kserve"):
+        if layouts.get(layout):
+            out = (f"(variables.gk in {layouts[layout]!r} ? {r}.path + {at[layout]} + "
+                   f"'.resources' : {out})")
+    if layouts.get("resources"):
+        out = f"(variables.gk in {layouts['resources']!r} ? {r}.path : {out})"
+    return out
+
+
+def container_name(c: str, where: str) -> str:
+    """Container ``c``'s name as the reader gives it: its own, else ``#i`` (its index in its
+    list, from ``where``: :func:`resources_at`), ``kserve-container`` for a KServe model spec
+    and ``main`` for an Argo container or script."""
+    parts = f"{where}.split('[')"
+    index = f"{parts}[size({parts}) - 1].split(']')[0]"
+    return (f"(has({c}.name) ? {c}.name : {where}.endsWith('].resources') ? '#' + {index} : "
+            "variables.gk == 'serving.kserve.io/InferenceService' ? 'kserve-container' : "
+            "'main')")

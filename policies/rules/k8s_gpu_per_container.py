@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from policies.facts import k8s
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
-from policies.rules._common import cannot_verify, count, prop
+from policies.rules._common import cannot_verify, prop
+from policies.rules._pod_upsize import shown
 from policies.rules.base import (
     Enforcement,
     Example,
@@ -35,7 +36,16 @@ class Params(RuleParams):
         default=8, ge=1, description="The per-container maximum where multi-GPU is allowed.")
 
 
-_SCALE_BY = {"Job": "parallelism", "CronJob": "parallelism", "Pod": "pods"}
+# What to multiply to scale out, per (reader, kind): the field that adds pods, "replicas" for
+# every other kind; the same word whatever the object sets (its admission twin, policies/
+# admission/cel/k8s_gpu_per_container.py, reads this table).
+SCALE_BY: Final = {("builtin", "Job"): "parallelism", ("builtin", "CronJob"): "parallelism",
+                   ("builtin", "Pod"): "pods", ("trainer", "TrainJob"): "numNodes",
+                   ("keda", "ScaledJob"): "maxReplicaCount",
+                   ("kserve", "InferenceService"): "minReplicas"}
+# A KServe InferenceService's multi-node workers: KServe sizes their group from the tensor and
+# pipeline parallel sizes, never from the component's replicas.
+WORKERS_SCALE_BY: Final = "pipelineParallelSize"
 
 
 def _deployment(limits: Mapping[str, Any]) -> dict[str, Any]:
@@ -224,11 +234,11 @@ class K8sGpuPerContainer(Rule):
             elif q.value is not None and q.value > allowed:
                 side = "limits" if resource in c.limits else "requests"
                 where = prop(change.type, c.resources_path)
-                n = count(q.value)
+                n = shown(float(q.value))
                 yield Finding(change.address, (
                     f"{wl.who(role)}: container {c.name} asks for {n} × {resource} "
                     f"({where}.{side}); at most {allowed} per container: run "
-                    f"{n} × the {_scale_by(change, wl, role)} with {allowed} "
+                    f"{n} × the {scale_by(wl, role)} with {allowed} "
                     f"GPU{'s' if allowed != 1 else ''} each instead (scale out, not up). "
                     f"{_multi_gpu_hint(wl.obj)}"),
                     detail={"container": c.name, "resource": resource, "gpus": q.value,
@@ -259,13 +269,12 @@ def _multi_gpu_hint(obj: k8s.K8sObject) -> str:
             "(e.g. {gpupool.io/multi-gpu: \"true\"}), up to multiGpuMax")
 
 
-def _scale_by(change: ResourceChange, wl: k8s.Workload, role: k8s.Role) -> str:
-    """What to multiply: replicas, a Job's parallelism, pods, a kind's own count (size)."""
-    fixed = _SCALE_BY.get(wl.obj.kind) if wl.reader == "builtin" else None
-    if fixed:
-        return fixed
-    path = role.replicas.path
-    return prop(change.type, path).rsplit(".", 1)[-1] if path else "replicas"
+def scale_by(wl: k8s.Workload, role: k8s.Role) -> str:
+    """What to multiply: replicas, a Job's parallelism, pods, a kind's own count (numNodes)."""
+    if (wl.reader, wl.obj.kind) == ("kserve", "InferenceService") and \
+            role.name.endswith(" worker"):
+        return WORKERS_SCALE_BY
+    return SCALE_BY.get((wl.reader, wl.obj.kind), "replicas")
 
 
 def _multi_gpu_allowed(obj: k8s.K8sObject, role: k8s.Role, params: Params) -> bool:

@@ -5,8 +5,11 @@ container asks for (Kubernetes' quantity library: ``isQuantity``, ``quantity``,
 from __future__ import annotations
 
 from policies.facts.k8s.quantities import GPU_RESOURCES
+from policies.rules._pod_upsize import DENOMINATORS as _DENOMINATORS
 
 GPUS = "[" + ", ".join(f"'{r}'" for r in GPU_RESOURCES) + "]"
+# The denominators the rules' exact counts try (``3/2``), as a variable a policy declares.
+DENOMINATORS = ("denominators", "[" + ", ".join(str(d) for d in _DENOMINATORS) + "]")
 
 
 def in_side(c: str, r: str, side: str) -> str:
@@ -54,9 +57,23 @@ def role_asks_gpu(r: str) -> str:
     return f"{r}.containers.exists(c, variables.gpus.exists(g, {asks_gpu('c', 'g')}))"
 
 
+def first_gpu(c: str, test: str) -> str:
+    """The first GPU resource of container ``c`` that passes ``test`` (CEL of ``g``), in the
+    reader's order: those in limits first, then those in requests only (each in GPUS order)."""
+    lim = in_side(c, "g", "limits")
+    return (f"(variables.gpus.filter(g, {lim} && {test}) + "
+            f"variables.gpus.filter(g, !{lim} && {test}))[0]")
+
+
 def shown(v: str) -> str:
     """A value as the PR check shows it: text quoted ('500m'), numbers bare."""
     return f"(type({v}) == string ? \"'\" + {v} + \"'\" : string({v}))"
+
+
+def count_shown(v: str) -> str:
+    """A count as the PR check shows it (``Quantity.shown``): a whole one as its number
+    (``1k``: 1000), any other as :func:`shown`."""
+    return f"({whole(v)} ? string({q(v)}.asInteger()) : {shown(v)})"
 
 
 def who(role: str) -> str:
@@ -70,3 +87,22 @@ def lines(key: str) -> str:
     """A ConfigMap value of one item per line, as a list (empty lines dropped)."""
     return (f"(has(params.data) && '{key}' in params.data ? "
             f"params.data['{key}'].split('\\n').filter(l, l != '') : [])")
+
+
+def whole_double(x: str) -> str:
+    return f"({x} == double(int({x})))"
+
+
+def first_d(at: str, then: str, otherwise: str) -> str:
+    """``then`` with ``@D`` the smallest denominator making ``at`` (of ``d``) whole, else
+    ``otherwise``."""
+    d0 = f"variables.denominators.filter(d, {whole_double(at)})[0]"
+    return (f"(variables.denominators.exists(d, {whole_double(at)}) ? "
+            f"{then.replace('@D', d0)} : {otherwise})")
+
+
+def double_shown(x: str) -> str:
+    """The double ``x`` as the rule's ``shown()`` writes it: ``4``, ``3/2``, ``333m``."""
+    return (f"({whole_double(x)} ? string(int({x})) : " + first_d(
+        f"{x} * double(d)", f"string(int({x} * double(@D))) + '/' + string(@D)",
+        f"string(int({x} * 1000.0)) + 'm'") + ")")

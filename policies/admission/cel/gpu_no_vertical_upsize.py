@@ -19,10 +19,21 @@ allowGpuPacking is about instance types, not pods.
 
 from __future__ import annotations
 
-from policies.admission.cel._gpu import GPUS, asks, counted, in_side, is_q, q, who
+from policies.admission.cel._gpu import (
+    DENOMINATORS,
+    GPUS,
+    asks,
+    counted,
+    double_shown,
+    first_d,
+    in_side,
+    is_q,
+    q,
+    who,
+    whole_double,
+)
 from policies.admission.kinds import KINDS
 from policies.admission.spec import AdmissionRule, Validation
-from policies.rules._pod_upsize import DENOMINATORS
 
 
 def _gpus_of(c: str) -> str:
@@ -64,35 +75,16 @@ _BAD = ("(!j.new.ok || (!j.old.ok && j.new.gpus > 0.0) || (j.old.ok && "
         f"j.new.gpus > j.old.gpus && j.new.gpus > {_BASE}))")
 
 
-def _whole(x: str) -> str:
-    return f"({x} == double(int({x})))"
-
-
-def _first_d(at: str, then: str, otherwise: str) -> str:
-    """``then`` with ``@D`` the smallest denominator making ``at`` (of ``d``) whole, else
-    ``otherwise``."""
-    d0 = f"variables.denominators.filter(d, {_whole(at)})[0]"
-    return (f"(variables.denominators.exists(d, {_whole(at)}) ? "
-            f"{then.replace('@D', d0)} : {otherwise})")
-
-
-def shown(x: str) -> str:
-    """The double ``x`` as the rule's ``shown()`` writes it: ``4``, ``3/2``, ``333m``."""
-    return (f"({_whole(x)} ? string(int({x})) : " + _first_d(
-        f"{x} * double(d)", f"string(int({x} * double(@D))) + '/' + string(@D)",
-        f"string(int({x} * 1000.0)) + 'm'") + ")")
-
-
 def times(n: str, m: str) -> str:
     """``n / m`` as the rule's ``times()`` writes it: ``4``, ``3/2``, ``1006/1000``."""
-    return (f"({_whole(f'{n} / {m}')} ? string(int({n} / {m})) : " + _first_d(
+    return (f"({whole_double(f'{n} / {m}')} ? string(int({n} / {m})) : " + first_d(
         f"{n} * double(d) / {m}", f"string(int({n} * double(@D) / {m})) + '/' + string(@D)",
-        f"{shown(n)} + '/' + {shown(m)}") + ")")
+        f"{double_shown(n)} + '/' + {double_shown(m)}") + ")")
 
 
 _F = "variables.first"
 _WHO = who(f"{_F}.new")
-_A, _B = shown(f"{_F}.old.gpus"), shown(f"{_F}.new.gpus")
+_A, _B = double_shown(f"{_F}.old.gpus"), double_shown(f"{_F}.new.gpus")
 _KEEP = f"({_F}.old.gpus == 0.0 ? 1.0 : {_F}.old.gpus)"
 _FACTOR = f"({_F}.old.gpus == 0.0 ? {_B} : {times(f'{_F}.new.gpus', f'{_F}.old.gpus')})"
 _UNREAD = "' cannot be read (a GPU count is not a number)'"
@@ -101,7 +93,7 @@ _MESSAGE = (
     f"!{_F}.old.ok ? 'cannot verify: the old GPUs per pod of ' + {_WHO} + {_UNREAD} : "
     f"{_WHO} + ': GPUs per pod ' + {_A} + ' → ' + {_B} + ' is vertical scaling (each pod now "
     f"needs a node with ' + {_B} + ' free GPUs, and holds them busy or idle); keep ' + "
-    f"{shown(_KEEP)} + ' GPU' + ({_KEEP} != 1.0 ? 's' : '') + ' per pod and run ' + "
+    f"{double_shown(_KEEP)} + ' GPU' + ({_KEEP} != 1.0 ? 's' : '') + ' per pod and run ' + "
     f"{_FACTOR} + ' × the replicas')")
 
 ADMISSION = AdmissionRule(
@@ -109,7 +101,7 @@ ADMISSION = AdmissionRule(
     kinds=tuple(KINDS),
     variables=(
         ("gpus", GPUS),
-        ("denominators", "[" + ", ".join(str(d) for d in DENOMINATORS) + "]"),
+        DENOMINATORS,
         ("newPods", _per_pod(_sums("variables.roles"))),
         ("oldPods", _per_pod(_sums("variables.oldRoles"))),
         ("upsized", f"{_PAIRED}.filter(j, {_BAD})"),

@@ -7,8 +7,8 @@ validate as pods (a PyTorchJob's replica specs, a NIMService's resources). No pa
 
 from __future__ import annotations
 
-from policies.admission.cel._gpu import GPUS, in_side, q, shown, who, whole
-from policies.admission.kinds import KINDS
+from policies.admission.cel._gpu import GPUS, count_shown, first_gpu, in_side, q, shown, who, whole
+from policies.admission.kinds import KINDS, container_name, resources_at
 from policies.admission.spec import AdmissionRule, Validation
 
 
@@ -39,18 +39,20 @@ def _bad(c: str, g: str) -> str:
 
 
 _R, _C, _G = "variables.firstRole", "variables.firstContainer", "variables.firstGpu"
-_WHO = (f"{who(_R)} + ': container ' + (has({_C}.name) ? {_C}.name : '#') + ': '")
+_AT = "variables.firstWhere"
+_WHO = f"{who(_R)} + ': container ' + {container_name(_C, _AT)} + ': '"
 _FRACTION = (f"({in_side(_C, _G, 'limits')} && !{whole(_lim(_C, _G))} ? "
              f"{shown(_lim(_C, _G))} : {shown(_req(_C, _G))})")
 _MESSAGE = (
     f"{_WHO} + ({_not_whole(_C, _G)} ? {_FRACTION} + ' is not a whole number of GPUs "
-    f"(resources, ' + {_G} + '); Kubernetes rejects it: GPUs are whole devices (share one "
+    f"(' + {_AT} + ', ' + {_G} + '); Kubernetes rejects it: GPUs are whole devices (share one "
     "with the device plugin\\'s time-slicing or MIG instead)' : "
-    f"{_requests_only(_C, _G)} ? {_G} + ' is in resources.requests but not in limits; the "
+    f"{_requests_only(_C, _G)} ? {_G} + ' is in ' + {_AT} + '.requests but not in limits; the "
     "API server rejects it (\"Limit must be set for non overcommitable resources\"): set "
-    f"limits ' + {_G} + ': ' + string({_req(_C, _G)}) + ' (requests may then be left out)' : "
-    f"{_G} + ' requests ' + string({_req(_C, _G)}) + ' ≠ limits ' + string({_lim(_C, _G)}) + "
-    "' (resources); GPUs cannot be overcommitted, so Kubernetes requires them equal: set both "
+    f"limits ' + {_G} + ': ' + {count_shown(_req(_C, _G))} + ' (requests may then be left "
+    f"out)' : {_G} + ' requests ' + {count_shown(_req(_C, _G))} + ' ≠ limits ' + "
+    f"{count_shown(_lim(_C, _G))} + "
+    f"' (' + {_AT} + '); GPUs cannot be overcommitted, so Kubernetes requires them equal: set both "
     "to the same count (or only limits)')")
 
 ADMISSION = AdmissionRule(
@@ -63,7 +65,9 @@ ADMISSION = AdmissionRule(
         ("firstRole", "variables.bad[0]"),
         ("firstContainer", "variables.firstRole.containers.filter(c, variables.gpus.exists(g, "
                            f"{_bad('c', 'g')}))[0]"),
-        ("firstGpu", f"variables.gpus.filter(g, {_bad('variables.firstContainer', 'g')})[0]"),
+        ("firstGpu", first_gpu("variables.firstContainer",
+                               _bad("variables.firstContainer", "g"))),
+        ("firstWhere", resources_at(list(KINDS), _R, _C)),
     ),
     validations=(Validation(
         expression="size(variables.bad) == 0",

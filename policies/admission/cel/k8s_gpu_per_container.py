@@ -11,11 +11,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from policies.admission.cel._gpu import GPUS, asks, counted, is_q, lines, q, side_of, who
-from policies.admission.kinds import KINDS
+from policies.admission.cel._gpu import (
+    DENOMINATORS,
+    GPUS,
+    asks,
+    counted,
+    double_shown,
+    first_gpu,
+    is_q,
+    lines,
+    q,
+    side_of,
+    who,
+    whole,
+)
+from policies.admission.kinds import KINDS, container_name, resources_at
 from policies.admission.spec import AdmissionRule, Validation
+from policies.facts.k8s.readers import TABLE
 from policies.rules.base import RuleParams
-from policies.rules.k8s_gpu_per_container import Params
+from policies.rules.k8s_gpu_per_container import SCALE_BY, WORKERS_SCALE_BY, Params
 
 
 def _params(p: RuleParams) -> Mapping[str, str]:
@@ -41,14 +55,31 @@ _TOP = ("(variables.multiMax > variables.maxPer ? variables.multiMax : variables
 _J = "variables.firstRole"
 _C = "variables.firstContainer"
 _G = "variables.firstGpu"
-_N = f"string({counted(_C, _G)})"
+_N = "variables.firstN"
 _ALLOWED = f"string({_J}.allowed)"
-_SCALE_BY = ("(variables.gk in ['batch/Job', 'batch/CronJob'] ? 'parallelism' : "
-             "variables.gk == '/Pod' ? 'pods' : 'replicas')")
+
+
+def _scale_by() -> str:
+    """The rule's scale_by: the field to multiply, per kind (KServe's multi-node workers:
+    pipelineParallelSize)."""
+    out = "'replicas'"
+    for (reader, kind), word in SCALE_BY.items():
+        gks = [f"{g}/{k}" for g, k in KINDS if k == kind and TABLE[(g, k)].name == reader]
+        if (reader, kind) == ("kserve", "InferenceService"):
+            word_cel = (f"({_J}.role.name.endsWith(' worker') ? '{WORKERS_SCALE_BY}' : "
+                        f"'{word}')")
+        else:
+            word_cel = f"'{word}'"
+        out = f"(variables.gk in {gks!r} ? {word_cel} : {out})"
+    return out
+
+
+_SCALE_BY = _scale_by()
 _NS = "(request.namespace != '' ? request.namespace : '<namespace>')"
 _MESSAGE = (
-    f"{who(f'{_J}.role')} + ': container ' + (has({_C}.name) ? {_C}.name : '#') + "
-    f"' asks for ' + {_N} + ' × ' + {_G} + ' (resources.' + {side_of(_C, _G)} + "
+    f"{who(f'{_J}.role')} + ': container ' + {container_name(_C, 'variables.firstWhere')} + "
+    f"' asks for ' + {_N} + ' × ' + {_G} + ' (' + variables.firstWhere + '.' + "
+    f"{side_of(_C, _G)} + "
     f"'); at most ' + {_ALLOWED} + ' per container: run ' + {_N} + ' × the ' + {_SCALE_BY} + "
     f"' with ' + {_ALLOWED} + ' GPU' + ({_J}.allowed != 1 ? 's' : '') + "
     "' each instead (scale out, not up). If one container needs several GPUs (tensor "
@@ -75,8 +106,15 @@ ADMISSION = AdmissionRule(
         ("firstRole", "variables.over[0]"),
         ("firstContainer", "variables.firstRole.role.containers.filter(c, variables.gpus"
                            f".exists(g, {_over('c', 'g', 'variables.firstRole.allowed')}))[0]"),
-        ("firstGpu", "variables.gpus.filter(g, " + _over(
-            "variables.firstContainer", "g", "variables.firstRole.allowed") + ")[0]"),
+        ("firstGpu", first_gpu("variables.firstContainer",
+                               _over("variables.firstContainer", "g",
+                                     "variables.firstRole.allowed"))),
+        DENOMINATORS,
+        # the count as the rule's shown() writes it: 4, 1000 (1k), 3/2, 1333m
+        ("firstN", f"{whole(counted(_C, _G))} ? string({q(counted(_C, _G))}.asInteger()) : "
+                   f"{double_shown(f'{q(counted(_C, _G))}.asApproximateFloat()')}"),
+        ("firstWhere", resources_at(list(KINDS), "variables.firstRole.role",
+                                    "variables.firstContainer")),
     ),
     validations=(Validation(
         expression="size(variables.over) == 0",

@@ -1,9 +1,11 @@
 """Generated objects judged both ways: the Python rule's verdict and the CEL's are the same.
 
-Pods, Deployments and PyTorchJobs with GPU counts written every way a manifest can
-(integers, strings, milli-units, SI suffixes, exponents, fractions), in limits, requests or
-both, in app and init containers, in namespaces and with labels the multi-GPU parameters may
-name, under random parameters.
+Pods, Deployments, PyTorchJobs, KServe InferenceServices (a model spec and containers), Argo
+Workflows (a container, sidecars, init containers) and NIMServices (one resources block) with
+GPU counts written every way a manifest can (integers, strings, milli-units, SI suffixes,
+exponents, fractions), in limits, requests or both, in app and init containers, named or not,
+in namespaces and with labels the multi-GPU parameters may name, under random parameters.
+For k8s-gpu-per-container and k8s-gpu-limits the first message is compared word for word.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ def containers(draw: Any) -> dict[str, Any]:
             if draw(st.booleans()):
                 chosen["cpu"] = "2"
             res[side] = chosen
-    return {"name": draw(st.sampled_from(["main", "side", "init"])), "image": "x",
-            "resources": res}
+    name = draw(st.sampled_from(["main", "side", "init", None]))  # None: unnamed (#i)
+    return {**({"name": name} if name else {}), "image": "x", "resources": res}
 
 
 @st.composite
@@ -42,9 +44,23 @@ def workloads(draw: Any) -> dict[str, Any]:
     spec: dict[str, Any] = {"containers": draw(st.lists(containers(), min_size=1, max_size=3))}
     if draw(st.booleans()):
         spec["initContainers"] = draw(st.lists(containers(), max_size=1))
-    kind = draw(st.sampled_from(["Pod", "Deployment", "PyTorchJob"]))
+    kind = draw(st.sampled_from(["Pod", "Deployment", "PyTorchJob", "InferenceService",
+                                 "Workflow", "NIMService"]))
     meta = {"name": "w", "namespace": ns}
     template = {"metadata": {"labels": {"app": "w", **labels}}, "spec": spec}
+    if kind == "InferenceService":  # a model spec (one container) before the pod spec's
+        model = {"modelFormat": {"name": "x"}, "resources": draw(containers())["resources"]}
+        return {"apiVersion": "serving.kserve.io/v1beta1", "kind": kind, "metadata": meta,
+                "spec": {"predictor": {"labels": labels, "model": model, **spec}}}
+    if kind == "Workflow":  # a container, sidecars and init containers of one template
+        t = {"name": "t", "container": spec["containers"][0], "metadata": template["metadata"],
+             "sidecars": spec["containers"][1:], **({"initContainers": spec["initContainers"]}
+                                                    if "initContainers" in spec else {})}
+        return {"apiVersion": "argoproj.io/v1alpha1", "kind": kind, "metadata": meta,
+                "spec": {"entrypoint": "t", "templates": [t]}}
+    if kind == "NIMService":  # one resources block
+        return {"apiVersion": "apps.nvidia.com/v1alpha1", "kind": kind, "metadata": meta,
+                "spec": {"labels": labels, "resources": spec["containers"][0]["resources"]}}
     if kind == "Pod":
         return {"apiVersion": "v1", "kind": "Pod",
                 "metadata": {**meta, "labels": template["metadata"]["labels"]}, "spec": spec}
@@ -64,25 +80,33 @@ PARAMS = st.fixed_dictionaries({}, optional={
 
 def _both(harness: Any, rule_id: str, obj: dict[str, Any], params: dict[str, Any]
           ) -> tuple[bool, list[str]]:
+    python, cel = _messages(harness, rule_id, obj, params)
+    return bool(python) == bool(cel), [*python, *cel]
+
+
+def _messages(harness: Any, rule_id: str, obj: dict[str, Any], params: dict[str, Any]
+              ) -> tuple[list[str], list[str]]:
+    """The PR check's messages and the CEL's (without the rule ID)."""
     changes = to_changes([Manifest("gen:1", "generated", obj)])
-    python = [f for f in harness.python_findings(rule_id, changes, params) if not f.unknown]
+    python = [f.message for f in harness.python_findings(rule_id, changes, params)
+              if not f.unknown]
     cel = judge(harness.objects_for(rule_id, params), obj).failures(f"gpupool-{rule_id}")
-    return bool(python) == bool(cel), [*(f.message for f in python), *cel]
+    return python, [m.removeprefix(f"{rule_id}: ") for m in cel]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(obj=workloads(), params=PARAMS)
 def test_per_container_cel_agrees_with_the_rule(harness: Any, obj: dict[str, Any],
                                                 params: dict[str, Any]) -> None:
-    same, said = _both(harness, "k8s-gpu-per-container", obj, params)
-    assert same, said
+    python, cel = _messages(harness, "k8s-gpu-per-container", obj, params)
+    assert cel == python[:1], (python, cel)  # the verdict, and the first message word for word
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(obj=workloads())
 def test_limits_cel_agrees_with_the_rule(harness: Any, obj: dict[str, Any]) -> None:
-    same, said = _both(harness, "k8s-gpu-limits", obj, {})
-    assert same, said
+    python, cel = _messages(harness, "k8s-gpu-limits", obj, {})
+    assert cel == python[:1], (python, cel)
 
 
 DEADLINES = st.one_of(st.none(), st.sampled_from([60, 3600, 86400, 2592000, 2592001, "3600"]))

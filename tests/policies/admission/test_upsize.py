@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from policies.admission.cel import gpu_no_vertical_upsize as cel
+from policies.admission.cel._gpu import double_shown
 from policies.admission.evaluate import judge
 from policies.admission.library import FUNCTIONS
 from policies.model import ChangeKind, ResourceChange, normalise_inputs, resource_kind
@@ -200,7 +201,8 @@ def test_upsize_cel_agrees_with_the_rule_on_generated_updates(harness: Any,
 
 
 def test_numbers_in_messages_are_written_the_same_from_the_same_doubles() -> None:
-    """shown() and times() of the rule against their CEL, over whole counts, small fractions,
+    """shown() and times() of the rule against their CEL (double_shown, shared with
+    k8s-gpu-per-container's counts, and times), over whole counts, small fractions,
     values no fraction up to /64 is (1/65, milli-units) and counts in the thousands (1006/1000:
     no fraction up to /64)."""
     env = celpy.Environment()
@@ -208,7 +210,8 @@ def test_numbers_in_messages_are_written_the_same_from_the_same_doubles() -> Non
     def program(text: str) -> Any:
         return env.program(env.compile(text), functions=FUNCTIONS)
 
-    one, two = program(cel.shown("variables.x")), program(cel.times("variables.x", "variables.y"))
+    one, two = program(double_shown("variables.x")), program(cel.times("variables.x",
+                                                                          "variables.y"))
     denominators = celtypes.ListType([celtypes.IntType(d) for d in DENOMINATORS])
     values = [*map(float, range(13)), 1 / 2, 3 / 2, 1 / 3, 2 / 3, 5 / 7, 1 / 64, 63 / 64,
               1 / 65, 0.001, 0.333, 1.001, 65.0, 1000.0, 1006.0]

@@ -119,6 +119,42 @@ def test_per_container_reads_quantities(gpus: Any, expected: list[str]) -> None:
                                                                           strict=True))
 
 
+def _pod_template(gpus: Any) -> dict[str, Any]:
+    return {"spec": {"containers": [{"name": "c", "image": "x",
+                                     "resources": {"limits": {"nvidia.com/gpu": gpus}}}]}}
+
+
+@pytest.mark.parametrize(("kind", "spec", "said"), [
+    # the Ray autoscaler on: not "the workerGroupSpecs[0]"
+    ("ray.io/v1:RayCluster", {"enableInTreeAutoscaling": True,
+                              "headGroupSpec": {"template": _pod_template(0)},
+                              "workerGroupSpecs": [{"groupName": "g", "minReplicas": 1,
+                                                    "maxReplicas": 4,
+                                                    "template": _pod_template(2)}]},
+     "2 × nvidia.com/gpu (spec.workerGroupSpecs[0].template.spec.containers[0].resources."
+     "limits); at most 1 per container: run 2 × the replicas with"),
+    # spec.scaling set: not "the scaling"; 1333m is no small fraction: not limit_denominator's 4/3
+    ("serving.kserve.io/v1alpha1:LLMInferenceService", {
+        "scaling": {"minReplicas": 1, "maxReplicas": 4, "wva": {}},
+        "template": _pod_template("1333m")["spec"]},
+     "1333m × nvidia.com/gpu (spec.template.containers[0].resources.limits); at most 1 per "
+     "container: run 1333m × the replicas with"),
+    # the same word whether numNodes is set or not: numNodes adds nodes
+    ("trainer.kubeflow.org/v1alpha1:TrainJob", {"trainer": {"resourcesPerNode": {
+        "limits": {"nvidia.com/gpu": "1500m"}}}},
+     "3/2 × nvidia.com/gpu (spec.trainer.resourcesPerNode.limits); at most 1 per container: "
+     "run 3/2 × the numNodes with"),
+])
+def test_per_container_says_what_to_multiply_per_kind_and_the_count_exactly(
+        kind: str, spec: dict[str, Any], said: str) -> None:
+    api, name = kind.rsplit(":", 1)
+    obj = {"apiVersion": api, "kind": name, "metadata": {"name": "w", "namespace": "ml"},
+           "spec": spec}
+    (msg,) = messages("k8s-gpu-per-container", change(
+        obj, type_=f"kubernetes:{kind}", address=f"{name}/ml/w"))
+    assert said in msg, msg
+
+
 def test_per_container_multi_gpu_label() -> None:
     obj = deployment(4)
     obj["spec"]["template"]["metadata"]["labels"]["gpupool.io/multi-gpu"] = "true"
