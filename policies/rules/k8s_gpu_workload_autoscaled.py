@@ -8,72 +8,12 @@ from typing import Any, Final
 
 from policies.facts import k8s
 from policies.model import UNKNOWN, ChangeKind, ResourceChange, ResourceKind
+from policies.rules import _autoscaled_examples as _ex
 from policies.rules._common import cannot_verify, prop
 from policies.rules._gpu_nodes import asks_gpu
 from policies.rules.base import Enforcement, Example, Finding, Rule, RuleContext, RuleMeta
 
 _GONE = (ChangeKind.DELETE, ChangeKind.READ)
-
-_DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment",
-               "metadata": {"name": "embeddings", "namespace": "ml"},
-               "spec": {"selector": {"matchLabels": {"app": "embeddings"}}, "template": {
-                   "metadata": {"labels": {"app": "embeddings"}},
-                   "spec": {"containers": [{"name": "triton",
-                                            "image": "nvcr.io/nvidia/tritonserver:24.08-py3",
-                                            "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}}
-_SCALED = {"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject",
-           "metadata": {"name": "embeddings", "namespace": "ml"},
-           "spec": {"scaleTargetRef": {"name": "embeddings"}, "minReplicaCount": 1,
-                    "maxReplicaCount": 8, "triggers": [{"type": "prometheus", "metadata": {
-                        "serverAddress": "http://prometheus-operated.monitoring.svc:9090",
-                        "query": 'sum(DCGM_FI_DEV_GPU_UTIL{namespace="ml"})',
-                        "threshold": "70"}}]}}
-_HPA_CPU = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
-            "metadata": {"name": "embeddings", "namespace": "ml"},
-            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment",
-                                        "name": "embeddings"},
-                     "minReplicas": 1, "maxReplicas": 8, "metrics": [{
-                         "type": "Resource", "resource": {"name": "cpu", "target": {
-                             "type": "Utilization", "averageUtilization": 70}}}]}}
-
-
-_ISVC = {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
-         "metadata": {"name": "llm", "namespace": "ml"},
-         "spec": {"predictor": {"minReplicas": 1, "maxReplicas": 4, "model": {
-             "modelFormat": {"name": "huggingface"}, "storageUri": "hf://Qwen/Qwen2.5-7B",
-             "resources": {"limits": {"nvidia.com/gpu": 1}}}}}}
-_RAY_SERVICE = {"apiVersion": "ray.io/v1", "kind": "RayService",
-                "metadata": {"name": "llm", "namespace": "ml"},
-                "spec": {"rayClusterConfig": {
-                    "headGroupSpec": {"template": {"spec": {"containers": [
-                        {"name": "ray-head", "image": "rayproject/ray-llm:2.52.0"}]}}},
-                    "workerGroupSpecs": [{"groupName": "gpu-group", "replicas": 2,
-                                          "minReplicas": 1, "maxReplicas": 4,
-                                          "template": {"spec": {"containers": [{
-                                              "name": "ray-worker",
-                                              "image": "rayproject/ray-llm:2.52.0",
-                                              "resources": {"limits": {
-                                                  "nvidia.com/gpu": 1}}}]}}}]}}}
-
-
-_NIM = {"apiVersion": "apps.nvidia.com/v1alpha1", "kind": "NIMService",
-        "metadata": {"name": "llama", "namespace": "nim-service"},
-        "spec": {"image": {"repository": "nvcr.io/nim/meta/llama-3.2-1b-instruct",
-                           "tag": "1.12.0"},
-                 "resources": {"limits": {"nvidia.com/gpu": 1}},
-                 "scale": {"enabled": True, "hpa": {
-                     "minReplicas": 1, "maxReplicas": 4, "metrics": [{
-                         "type": "Pods", "pods": {"metric": {"name": "DCGM_FI_DEV_GPU_UTIL"},
-                                                  "target": {"type": "AverageValue",
-                                                             "averageValue": "70"}}}]}}}}
-_LLMISVC = {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "LLMInferenceService",
-            "metadata": {"name": "qwen", "namespace": "ml"},
-            "spec": {"model": {"uri": "hf://Qwen/Qwen2.5-7B-Instruct"},
-                     "scaling": {"minReplicas": 1, "maxReplicas": 6, "wva": {}},
-                     "template": {"containers": [{
-                         "name": "main", "image": "ghcr.io/llm-d/llm-d:v0.2.0",
-                         "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}
-
 
 def _res(obj: dict[str, Any]) -> dict[str, Any]:
     kind, name = obj["kind"], obj["metadata"]["name"]
@@ -87,6 +27,7 @@ UNSCALED: Final = ("{who} runs GPUs but nothing scales it: its GPUs stay allocat
 OWN_UNKNOWN: Final = "{who}: whether the {name} scales it is unknown until apply ({where})"
 OWN_OFF: Final = ("{who} runs GPUs but the {name} is off ({where}): its GPUs stay allocated "
                   "whether busy or idle; turn it on, with maxReplicas above minReplicas")
+OWN_NEVER: Final = "{who} runs GPUs but {name} never scales it ({where}): {never}"
 OWN_FIXED: Final = ("{who}: the {name} never scales it (min = max = {min}); give it room "
                     "(maxReplicas above {min})")
 OWN_METRIC: Final = ("{who}: the {name} scales on {metrics}, not on GPU utilisation or load: "
@@ -123,7 +64,14 @@ class K8sGpuWorkloadAutoscaled(Rule):
             "utilisation or on the load it measures itself (Ray's resource demand, Knative's "
             "concurrency, the workload variant autoscaler): the Kubernetes kinds table below "
             "says what counts for each kind, per GPU role (a RayCluster head holding GPUs never "
-            "scales). Scaling on CPU alone misses GPU-bound load. Jobs, training jobs, "
+            "scales). A KServe InferenceService serving one model across nodes (workerSpec) "
+            "never scales: KServe's webhook refuses any autoscalerClass but none for it, and "
+            "its controller runs the head at minReplicas and a fixed worker group (kserve/kserve "
+            "validateMultiNodeVariables; 'Auto-scaling is not available for multi-node setups', "
+            "KServe's multi-node docs), so it and its workers are told so, and to serve the "
+            "model as an LLMInferenceService with spec.worker and spec.scaling, which KServe "
+            "scales a whole LeaderWorkerSet group at a time (KServe 0.18). Scaling on CPU alone "
+            "misses GPU-bound load. Jobs, training jobs, "
             "workflows, bare Pods and DaemonSets run to completion or one per node: they are "
             "out of scope. An autoscaler whose target is unknown until apply makes the finding "
             "'cannot verify'."
@@ -138,37 +86,37 @@ class K8sGpuWorkloadAutoscaled(Rule):
         Example(
             title="Deployment scaled by KEDA on DCGM GPU utilisation",
             allowed=True,
-            resources=[_res(_DEPLOYMENT), _res(_SCALED)],
+            resources=[_res(_ex.DEPLOYMENT), _res(_ex.SCALED)],
         ),
         Example(
             title="GPU Deployment without an autoscaler",
             allowed=False,
-            resources=[_res(_DEPLOYMENT)],
+            resources=[_res(_ex.DEPLOYMENT)],
             message_contains=["Deployment ml/embeddings runs GPUs", "no HorizontalPodAutoscaler "
                               "or KEDA ScaledObject targets it"],
         ),
         Example(
             title="HPA on CPU only",
             allowed=False,
-            resources=[_res(_DEPLOYMENT), _res(_HPA_CPU)],
+            resources=[_res(_ex.DEPLOYMENT), _res(_ex.HPA_CPU)],
             message_contains=["scales on cpu, not on GPU utilisation"],
         ),
         Example(
             title="Autoscaler that cannot scale (minimum = maximum)",
             allowed=False,
-            resources=[_res(_DEPLOYMENT), _res({**_SCALED, "spec": {
-                **_SCALED["spec"], "minReplicaCount": 3, "maxReplicaCount": 3}})],
+            resources=[_res(_ex.DEPLOYMENT), _res({**_ex.SCALED, "spec": {
+                **_ex.SCALED["spec"], "minReplicaCount": 3, "maxReplicaCount": 3}})],
             message_contains=["never scales (min = max = 3)"],
         ),
         Example(
             title="KServe InferenceService on a GPU, Knative autoscaling to 4 replicas",
             allowed=True,
-            resources=[_res(_ISVC)],
+            resources=[_res(_ex.ISVC)],
         ),
         Example(
             title="RayService whose GPU worker group the Ray autoscaler never scales",
             allowed=False,
-            resources=[_res(_RAY_SERVICE)],
+            resources=[_res(_ex.RAY_SERVICE)],
             message_contains=["RayService ml/llm, worker group gpu-group runs GPUs but the "
                               "RayCluster autoscaler is off",
                               "rayClusterConfig.enableInTreeAutoscaling"],
@@ -176,20 +124,20 @@ class K8sGpuWorkloadAutoscaled(Rule):
         Example(
             title="NIMService scaled by the operator's HPA on DCGM GPU utilisation",
             allowed=True,
-            resources=[_res(_NIM)],
+            resources=[_res(_ex.NIM)],
         ),
         Example(
             title="NIMService whose operator HPA is switched off",
             allowed=False,
-            resources=[_res({**_NIM, "spec": {**_NIM["spec"], "scale": {
-                **_NIM["spec"]["scale"], "enabled": False}}})],
+            resources=[_res({**_ex.NIM, "spec": {**_ex.NIM["spec"], "scale": {
+                **_ex.NIM["spec"]["scale"], "enabled": False}}})],
             message_contains=["NIMService nim-service/llama runs GPUs but the NIM operator HPA "
                               "is off (spec.scale.enabled)"],
         ),
         Example(
             title="KServe InferenceService in Standard mode, its HPA on CPU (KServe's default)",
             allowed=False,
-            resources=[_res({**_ISVC, "metadata": {**_ISVC["metadata"], "annotations": {
+            resources=[_res({**_ex.ISVC, "metadata": {**_ex.ISVC["metadata"], "annotations": {
                 "serving.kserve.io/deploymentMode": "RawDeployment"}}})],
             message_contains=["InferenceService ml/llm, predictor: the KServe autoscaler "
                               "(RawDeployment, hpa) scales on cpu, not on GPU utilisation"],
@@ -197,22 +145,37 @@ class K8sGpuWorkloadAutoscaled(Rule):
         Example(
             title="LLMInferenceService scaled by the workload variant autoscaler",
             allowed=True,
-            resources=[_res(_LLMISVC)],
+            resources=[_res(_ex.LLMISVC)],
         ),
         Example(
             title="LLMInferenceService with fixed replicas",
             allowed=False,
-            resources=[_res({**_LLMISVC, "spec": {
-                k: v for k, v in _LLMISVC["spec"].items() if k != "scaling"} | {"replicas": 2}})],
+            resources=[_res({**_ex.LLMISVC, "spec": {k: v for k, v in _ex.LLMISVC["spec"].items()
+                                                     if k != "scaling"} | {"replicas": 2}})],
             message_contains=["LLMInferenceService ml/qwen, decode runs GPUs but nothing scales "
                               "it", "spec.scaling with maxReplicas above minReplicas"],
+        ),
+        Example(
+            title="KServe multi-node InferenceService (workerSpec): KServe never scales it",
+            allowed=False,
+            resources=[_res(_ex.ISVC_MULTI_NODE)],
+            message_contains=["InferenceService ml/llama3-multinode-mp, predictor worker runs "
+                              "GPUs but KServe multi-node serving (workerSpec) never scales it "
+                              "(spec.predictor.workerSpec)", "only autoscalerClass none",
+                              "LLMInferenceService with spec.worker and spec.scaling"],
+        ),
+        Example(
+            title="The same model multi-node as an LLMInferenceService the workload variant "
+                  "autoscaler scales, a whole group at a time",
+            allowed=True,
+            resources=[_res(_ex.LLMISVC_MULTI_NODE)],
         ),
         Example(
             title="Autoscaler target unknown until apply",
             allowed=False,
             unknown=True,
-            resources=[_res(_DEPLOYMENT), _res({**_SCALED, "spec": {
-                **_SCALED["spec"], "scaleTargetRef": {"name": "(known after apply)"}}})],
+            resources=[_res(_ex.DEPLOYMENT), _res({**_ex.SCALED, "spec": {
+                **_ex.SCALED["spec"], "scaleTargetRef": {"name": "(known after apply)"}}})],
             message_contains=["cannot verify", "target is unknown until apply"],
         ),
     )
@@ -317,7 +280,10 @@ def _own(change: ResourceChange, wl: k8s.Workload, role: k8s.Role) -> Iterable[F
     assert a is not None
     who = wl.who(role)
     where = prop(change.type, a.path)
-    if a.enabled is UNKNOWN:
+    if a.never:
+        yield Finding(change.address, OWN_NEVER.format(who=who, name=a.name, where=where,
+                                                       never=a.never))
+    elif a.enabled is UNKNOWN:
         yield Finding(change.address, cannot_verify(
             OWN_UNKNOWN.format(who=who, name=a.name, where=where)), unknown=True)
     elif a.enabled is not True:

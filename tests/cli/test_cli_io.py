@@ -104,9 +104,9 @@ def test_the_script_leaves_fast_with_everything_written(tmp_path: Path) -> None:
                        capture_output=True, timeout=120)
     assert p.returncode == 1, p.stderr
     doc = json.loads(p.stdout)  # all of it: flushed before the fast exit
-    assert doc["summary"]["kubernetes"]["gpu_objects_judged"] == 18
+    assert doc["summary"]["kubernetes"]["gpu_objects_judged"] == 20
     markdown = out.read_text()
-    assert "Kubernetes: 18 GPU objects judged" in markdown and markdown.endswith("\n")
+    assert "Kubernetes: 20 GPU objects judged" in markdown and markdown.endswith("\n")
 
 
 # -- standard input and FIFOs ---------------------------------------------------------------

@@ -26,12 +26,19 @@ from policies.admission.cel._gpu import q, whole
 from policies.admission.kinds import app_containers, guard, init_containers
 from policies.facts.k8s.autoscalers import GPU_METRIC
 from policies.facts.k8s.readers import TABLE
-from policies.facts.k8s.readers.kserve import CLASS, MODE, MODEL_SPECS
+from policies.facts.k8s.readers.kserve import (
+    CLASS,
+    MODE,
+    MODEL_SPECS,
+    MULTI_NODE,
+    MULTI_NODE_NEVER,
+)
 from policies.rules._common import CANNOT_VERIFY
 from policies.rules.k8s_gpu_workload_autoscaled import (
     NOT_PLAIN,
     OWN_FIXED,
     OWN_METRIC,
+    OWN_NEVER,
     OWN_OFF,
     OWN_UNKNOWN,
     PLAIN,
@@ -181,7 +188,9 @@ KSERVE: Final = (
 
 
 def kserve(component: str) -> str:
-    """kserve.py's _scaling for one component, and its workerSpec (nothing scales it)."""
+    """kserve.py's _scaling for one component, and its workerSpec: multi-node serving, which
+    KServe never scales (the head at minReplicas, the workers pipelineParallelSize - 1 pods
+    whatever the replicas), said of the component and of its workers."""
     c = f"object.spec.{component}"
     knative = "variables.kserveKnative"
     metric = (f"(has({c}.scaleMetric) && string({c}.scaleMetric) != '' ? "
@@ -206,12 +215,18 @@ def kserve(component: str) -> str:
         gpu=f"(g.metric.matches({lit(_GPU_RE)}) || g.gpu)", cpu="(g.metric == 'cpu' || g.cpu)",
         memory="(g.metric == 'memory' || g.memory)")
     models = " + ".join(f"({guard(c, m)} ? [{c}.{m}] : [])" for m in MODEL_SPECS)
-    main = unit(f"{pod_containers(c)} + {models}", "true", "g.max == 0", msg)
+    multi = f"has({c}.workerSpec)"
+
+    def never(role: str) -> str:
+        return said(OWN_NEVER, who=who(lit(role)), name=lit(MULTI_NODE),
+                    where=lit(f"spec.{component}.workerSpec"), never=lit(MULTI_NODE_NEVER))
+
+    main = unit(f"{pod_containers(c)} + {models}", "true",
+                f"({multi} ? g.lo == 0 : g.max == 0)", f"({multi} ? {never(component)} : {msg})")
     size = num(f"{c}.workerSpec", "pipelineParallelSize", -1)
-    # multi-node: (pipelineParallelSize - 1) workers per replica, none when it is 0 or 1
-    worker = unit(pod_containers(f"{c}.workerSpec"), "false",
-                  f"({size} != -1 && g.max != -1 && (g.max == 0 || {size} <= 1))",
-                  unscaled("serving.kserve.io", "InferenceService", lit(f"{component} worker")))
+    # multi-node: pipelineParallelSize - 1 workers whatever the replicas, none when it is 0 or 1
+    worker = unit(pod_containers(f"{c}.workerSpec"), "true", f"({size} != -1 && {size} <= 1)",
+                  never(f"{component} worker"))
     return (f"({guard('object', f'spec.{component}')} ? [{facts}].map(f, {sized}).map(g, "
             f"[{main}] + (has({c}.workerSpec) ? [{worker}] : [])) : [[]])[0]")
 

@@ -4,7 +4,8 @@ A kind with its own autoscaler carries the whole verdict in the object: RayClust
 RayService worker groups (``enableInTreeAutoscaling``, min/max replicas; a head holding GPUs
 never scales), KServe InferenceService components (Serverless: Knative from minReplicas to
 maxReplicas on concurrency or rps; Standard: an HPA on the component's ``scaleMetric`` and
-``autoScaling`` metrics; ``autoscalerClass`` none or external), LLMInferenceService decode and
+``autoScaling`` metrics; ``autoscalerClass`` none or external; a ``workerSpec``, multi-node
+serving, never scales: KServe refuses an autoscaler for it), LLMInferenceService decode and
 prefill pods (``scaling``: the workload variant autoscaler, or KEDA triggers on a GPU metric),
 NIMService (the operator's HPA in ``spec.scale``) and each enabled service of a NIMPipeline.
 Each GPU role that holds GPUs (the reader's replicas above 0) must have that autoscaler on,

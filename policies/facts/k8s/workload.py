@@ -53,7 +53,8 @@ class Autoscaler:
 
     ``enabled`` UNKNOWN: unknown until apply. ``metrics``: what it scales on, as written
     (empty when the kind scales on load it measures itself: Ray's resource demand, Knative's
-    concurrency). ``on_load``: scales on demand, not on CPU or memory alone."""
+    concurrency). ``on_load``: scales on demand, not on CPU or memory alone. ``never``: why the
+    kind never scales the role whatever it sets, and what to do instead ("" when it may)."""
 
     name: str  # "RayCluster autoscaler", "KServe autoscaler (Knative)"
     enabled: bool | Maybe
@@ -62,6 +63,7 @@ class Autoscaler:
     max: int | None  # None: no upper bound
     metrics: tuple[str, ...] = ()
     on_load: bool = True
+    never: str = ""
 
     @property
     def can_scale(self) -> bool:

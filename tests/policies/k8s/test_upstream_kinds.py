@@ -72,6 +72,13 @@ def messages(path: Path, policy: str) -> list[str]:
         (PER, "LLMInferenceService/deepseek-coder-v2"): M,
         (SCALED, "LLMInferenceService/deepseek-coder-v2"): M,
         (QUOTA, "LLMInferenceService/deepseek-coder-v2"): A}),
+    ("kserve-isvc-multinode-mp.yaml", {  # 4 GPUs per worker; KServe never scales multi-node
+        (PER, "InferenceService/llama3-multinode-mp"): M,
+        (SCALED, "InferenceService/llama3-multinode-mp"): M,
+        (QUOTA, "InferenceService/llama3-multinode-mp"): A}),
+    ("kserve-llmisvc-multinode-autoscaled.yaml", {  # the workload variant autoscaler scales it
+        (PER, "LLMInferenceService/llama3-70b-autoscaled"): M,
+        (QUOTA, "LLMInferenceService/llama3-70b-autoscaled"): A}),
     ("volcano-job-mindspore-gpu.yaml", {(QUOTA, "Job/mindspore-gpu"): A,
                                         (DEADLINE, "Job/mindspore-gpu"): M}),
     ("volcano-argo-workflowtemplate-mpi.yaml", {}),  # nvidia.com/gpu: 0 in a manifest string
@@ -129,16 +136,16 @@ def test_messages_name_the_role_the_path_and_the_fix() -> None:
 def test_the_directory_together_and_its_census() -> None:
     result = evaluate(load_plans([str(FIXTURES)]), load_settings(None, None))
     summary = result.to_json()["summary"]["kubernetes"]
-    assert summary == {"objects": 38, "gpu_objects_judged": 18, "gpu_objects_not_understood": 1,
+    assert summary == {"objects": 40, "gpu_objects_judged": 20, "gpu_objects_not_understood": 1,
                        "kinds_not_understood": [{"kind": "Experiment",
                                                  "api_version": "kubeflow.org/v1beta1",
                                                  "objects": 1}]}
     from policies.reports import render
 
     text = render(result, "text")
-    assert ("Kubernetes: 18 GPU objects judged (of 38 objects); 1 not understood: Experiment "
+    assert ("Kubernetes: 20 GPU objects judged (of 40 objects); 1 not understood: Experiment "
             "kubeflow.org/v1beta1)") in text.splitlines()[-1]
-    assert "Kubernetes: 18 GPU objects judged (of 38 objects); 1 not understood" in render(
+    assert "Kubernetes: 20 GPU objects judged (of 40 objects); 1 not understood" in render(
         result, "markdown")
     # a check of a Terraform plan says nothing about Kubernetes; one of manifests always does
     tf = evaluate(load_plans([str(FIXTURES.parent / "terraform" / "upsize-g4dn.json")]),
@@ -205,6 +212,10 @@ def test_trainer_jobset_lws_ray_kserve_nim_read_their_pods() -> None:
     (predictor,) = isvc.roles
     assert predictor.pods.gpu_containers[0].resources_path == "spec.predictor.model.resources"
     assert predictor.autoscaler is not None and predictor.autoscaler.on_load
+    multi = read_file("kserve-isvc-multinode-mp.yaml", "InferenceService")
+    # the head at minReplicas (1), pipelineParallelSize - 1 workers: one group, never scaled
+    assert roles(multi) == [("predictor", 1, 1, 0), ("predictor worker", 1, 1, 4)]
+    assert all(r.autoscaler is not None and r.autoscaler.never for r in multi.roles)
     deepseek = read_file("kserve-llmisvc-deepseek-dp-ep.yaml", "LLMInferenceService")
     assert roles(deepseek) == [("decode", 1, 1, 8), ("decode worker", 1, 1, 8)]  # 16 / 8 ranks
     nim = read_file("nim-nimservice-multi-node.yaml", "NIMService")

@@ -1,7 +1,21 @@
-# ruff: noqa: RUF003  (× and − are the signs people read in docs/policies.md)
+# ruff: noqa: RUF001, RUF002, RUF003  (× and − are the signs people read in docs/policies.md)
 """KServe InferenceService (``serving.kserve.io``): the predictor, transformer and explainer
 components (their containers, the predictor's model or framework spec, its multi-node
-``workerSpec``), each component's min/max replicas and the autoscaler KServe runs for it."""
+``workerSpec``), each component's min/max replicas and the autoscaler KServe runs for it.
+
+Multi-node serving (a ``workerSpec``) never autoscales: KServe's webhook refuses any
+``serving.kserve.io/autoscalerClass`` but ``none`` for it ("Multinode only supports 'none'
+autoscaler": validateMultiNodeVariables, pkg/apis/serving/v1beta1/inference_service_validation.go),
+its docs say "Auto-scaling is not available for multi-node setups" and "PipelineParallelSize
+is not an autoscaling concept" (website docs/model-serving/generative-inference/multi-node), and
+the controller runs the head Deployment at minReplicas and the worker Deployment at a fixed
+``RAY_NODE_COUNT - 1`` pods whatever the component's replicas (createRawWorkerDeployment,
+pkg/controller/v1beta1/inferenceservice/reconcilers/deployment/deployment_reconciler.go): the
+node count is tensorParallelSize × pipelineParallelSize GPUs over the GPUs of one worker pod
+(ray executor), or pipelineParallelSize (mp executor). So the workers are judged with their
+component, and both are told that KServe never scales them (kserve/kserve @ aaac4e29, kserve/
+website @ 05b83a6c).
+"""
 
 from __future__ import annotations
 
@@ -25,6 +39,13 @@ MODE: Final = "serving.kserve.io/deploymentMode"
 CLASS: Final = "serving.kserve.io/autoscalerClass"
 _KNATIVE: Final = frozenset({"Serverless", "Knative"})
 _PLAIN: Final = frozenset({"cpu", "memory"})
+MULTI_NODE: Final = "KServe multi-node serving (workerSpec)"
+MULTI_NODE_NEVER: Final = (
+    "KServe takes only autoscalerClass none for it and runs one head pod and a fixed worker "
+    "group (tensorParallelSize × pipelineParallelSize GPUs), so its GPUs stay allocated whether "
+    "busy or idle; serve the model as an LLMInferenceService with spec.worker and spec.scaling "
+    "(KServe scales its LeaderWorkerSet a whole group at a time), or waive it with an owner, a "
+    "reason and an expiry")
 
 
 def _isvc(obj: K8sObject) -> Workload:
@@ -41,12 +62,18 @@ def _isvc(obj: K8sObject) -> Workload:
             roles.append(Role(name, PodGpus(unknown=f"{name} unknown until apply", path=path)))
             continue
         replicas, scaler = _scaling(comp, path, str(mode), str(notes.get(CLASS) or "hpa"))
+        worker = block(comp.get("worker_spec"))
+        if worker is not None:  # multi-node: the head at minReplicas, workers a fixed group
+            scaler = Autoscaler(MULTI_NODE, False, f"{path}.worker_spec", replicas.min,
+                                replicas.min, never=MULTI_NODE_NEVER)
+            if not replicas.unknown:
+                replicas = Replicas(replicas.min, replicas.min, replicas.path)
         roles.append(Role(name, _component_pods(comp, path), replicas, _labels(comp), comp,
                           scaler))
-        worker = block(comp.get("worker_spec"))
         if worker is not None:
             roles.append(Role(f"{name} worker", pod_spec(worker, f"{path}.worker_spec"),
-                              _workers(worker, replicas), _labels(comp), worker))
+                              _workers(worker, f"{path}.worker_spec"), _labels(comp), worker,
+                              scaler))
     return Workload(obj, "kserve", Lifecycle.SERVICE, tuple(roles))
 
 
@@ -85,15 +112,16 @@ def _scaling(comp: Mapping[str, Any], path: str, mode: str, klass: str
     return Replicas(lo, top, f"{path}.min_replicas"), scaler
 
 
-def _workers(worker: Any, replicas: Replicas) -> Replicas:
-    """Multi-node serving: pipelineParallelSize nodes per replica, the head among them."""
+def _workers(worker: Any, path: str) -> Replicas:
+    """Multi-node serving: pipelineParallelSize nodes, the head among them (the mp executor's
+    count, and the ray executor's when a worker pod holds tensorParallelSize GPUs), whatever
+    the component's replicas; unknown when pipelineParallelSize is not set (the
+    ServingRuntime's default, and the GPUs per pod, decide)."""
     size = whole_number(worker.get("pipeline_parallel_size"), None) if is_map(worker) else None
-    if size is None or replicas.unknown:
-        return Replicas(None, None, None, replicas.unknown)
+    if size is None:
+        return Replicas(None, None)
     per = max(size - 1, 0)
-    return Replicas(None if replicas.min is None else replicas.min * per,
-                    None if replicas.max is None else replicas.max * per,
-                    "spec.predictor.worker_spec.pipeline_parallel_size")
+    return Replicas(per, per, f"{path}.pipeline_parallel_size")
 
 
 def _annotations(obj: K8sObject) -> Mapping[str, Any]:
@@ -111,9 +139,12 @@ READERS = (
     Reader("kserve", (("serving.kserve.io", "InferenceService"),), Lifecycle.SERVICE, _isvc,
            "spec.predictor, spec.transformer, spec.explainer: their containers, the "
            "predictor's model or framework spec (one container) and its workerSpec; pods = "
-           "minReplicas…maxReplicas",
+           "minReplicas…maxReplicas (multi-node: the head at minReplicas, and "
+           "pipelineParallelSize − 1 workers whatever the replicas)",
            "KServe's own autoscaler: in Serverless (Knative) mode, the default, from "
            "minReplicas to maxReplicas (unset: no bound) on concurrency or rps; in Standard "
            "(RawDeployment) mode an HPA from minReplicas to maxReplicas, which must name a "
-           "GPU metric (its default is CPU); autoscalerClass none never scales"),
+           "GPU metric (its default is CPU); autoscalerClass none never scales; multi-node "
+           "serving (a workerSpec) never scales: KServe refuses an autoscaler for it (its "
+           "workers are judged with their component)"),
 )
