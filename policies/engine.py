@@ -22,12 +22,10 @@ from policies.cost import cost_lines
 from policies.facts import PlanIndex
 from policies.model import ChangeKind, Plan, ResourceChange, ResourceKind
 from policies.result import CostLine, GpuObjects, KindCount, Result, RuleError, Violation
-from policies.rules.base import Enforcement, Finding, Rule, RuleContext
+from policies.rules.base import NOT_JUDGED, Enforcement, Finding, Rule, RuleContext
 from policies.rules.registry import INFOS, RuleInfo, load
 from policies.settings import PolicySettings, Settings
 from policies.waivers import judge as judge_waivers
-
-_SKIPPED = (ChangeKind.DELETE, ChangeKind.READ)
 
 
 def evaluate(
@@ -293,7 +291,7 @@ class _Subjects:
             else:
                 found = [c for c in self._judged if c.kind in kinds]
             if not own:
-                found = [c for c in found if c.change not in _SKIPPED]
+                found = [c for c in found if c.change not in NOT_JUDGED]
             self._of[key] = found
         return [c for c in found if rule.applies_to(c)] if own else found
 
@@ -307,8 +305,7 @@ def _run_resources(rule: Rule, changes: Sequence[ResourceChange], ctx: RuleConte
             for finding in check(change, ctx):
                 emit(finding)
         except Exception as e:  # a rule bug must fail the check, not crash it or pass it
-            errors.append(RuleError(rule.meta.id, f"rule raised {type(e).__name__} on "
-                                                  f"{change.address}: {e}", change.address))
+            errors.append(_raised(rule, e, change.address))
 
 
 def _run(rule: Rule, call: Callable[[], Iterable[Finding]], emit: _Emitter,
@@ -317,9 +314,13 @@ def _run(rule: Rule, call: Callable[[], Iterable[Finding]], emit: _Emitter,
         for finding in call():
             emit(finding)
     except Exception as e:  # a rule bug must fail the check, not crash it or pass it
-        where = f" on {address}" if address else ""
-        errors.append(RuleError(rule.meta.id, f"rule raised {type(e).__name__}{where}: {e}",
-                                address))
+        errors.append(_raised(rule, e, address))
+
+
+def _raised(rule: Rule, e: Exception, address: str | None) -> RuleError:
+    """The error a rule that raised leaves in the result (naming the resource it was judging)."""
+    where = f" on {address}" if address else ""
+    return RuleError(rule.meta.id, f"rule raised {type(e).__name__}{where}: {e}", address)
 
 
 def level(finding: Finding, policy: PolicySettings) -> Enforcement:

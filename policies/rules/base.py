@@ -208,6 +208,9 @@ class Example(Frozen):
 
 
 KNOWN_AFTER_APPLY = "(known after apply)"
+# What a resource-scope rule is not called for unless its own applies_to says so: a resource
+# being deleted or only read is no longer (or never was) the plan's to judge.
+NOT_JUDGED = (ChangeKind.DELETE, ChangeKind.READ)
 
 
 def _unknowns(value: Any) -> Any:
@@ -250,10 +253,7 @@ class Rule(ABC):
         return list(self.check(changes, ctx))
 
     def applies_to(self, change: ResourceChange) -> bool:
-        return change.kind in self.meta.kinds and change.change not in (
-            ChangeKind.DELETE,
-            ChangeKind.READ,
-        )
+        return change.kind in self.meta.kinds and change.change not in NOT_JUDGED
 
     def check(self, changes: Sequence[ResourceChange], ctx: RuleContext) -> Iterable[Finding]:
         """Stack-scope rules override this; resource-scope rules implement check_resource."""

@@ -5,6 +5,7 @@ Imported by the CLI tests as ``cli_support`` (their conftest puts this folder on
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import errno
 import io
@@ -13,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,3 +89,13 @@ def _clean_env() -> dict[str, str]:
     for k in ("FORCE_COLOR", "CLICOLOR_FORCE", "GPUPOOL_DEBUG"):
         env.pop(k, None)
     return env
+
+
+def subcommands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+                ) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    """Every subcommand under ``parser`` (nested ones too), with the words that name it."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield (*path, name), sub
+                yield from subcommands(sub, (*path, name))

@@ -11,25 +11,14 @@ import re
 import shlex
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
-from cli_support import ROOT, run_in_process, run_process
+from cli_support import ROOT, run_in_process, run_process, subcommands
 
 from gpupool.catalog import load_catalog
 from gpupool.cli import build_parser
 
-
-def _commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
-              ) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield (*path, name), sub
-                yield from _commands(sub, (*path, name))
-
-
-COMMANDS = list(_commands(build_parser()))
+COMMANDS = list(subcommands(build_parser()))
 
 
 def test_the_walk_finds_every_command() -> None:

@@ -10,23 +10,14 @@ import contextlib
 import io
 import shlex
 import shutil
-from collections.abc import Iterator
 
 import pytest
+from cli_support import subcommands
 
 from gpupool.cli import COMMANDS, build_parser, parser_for
 from gpupool.cliargs.parser import terminal_columns
 
 NAMES = [c[0] for c in COMMANDS]
-
-
-def _commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
-              ) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield (*path, name), sub
-                yield from _commands(sub, (*path, name))
 
 
 def _top_choices(parser: argparse.ArgumentParser) -> list[str]:
@@ -48,8 +39,8 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[object, st
 def test_a_commands_own_parser_is_the_full_ones(name: str,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "100")
-    full = dict(_commands(build_parser()))
-    alone = dict(_commands(parser_for([name])))
+    full = dict(subcommands(build_parser()))
+    alone = dict(subcommands(parser_for([name])))
     assert set(alone) == {path for path in full if path[0] == name}
     for path, parser in alone.items():
         assert parser.prog == full[path].prog
