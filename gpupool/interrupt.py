@@ -11,7 +11,6 @@ the cleanup short. SIGKILL, as always, cannot be caught.
 from __future__ import annotations
 
 import signal
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -46,13 +45,14 @@ def signals_unwind() -> Iterator[None]:
     """Within the block, SIGINT/SIGTERM/SIGHUP raise (see the module docstring); the previous
     handlers come back afterwards. Outside the main thread it does nothing (Python allows
     signal handlers only there)."""
-    if threading.current_thread() is not threading.main_thread():
+    previous = {s: signal.getsignal(s) for s in _SIGNALS}
+    try:
+        for s in _SIGNALS:
+            if previous[s] != signal.SIG_IGN:  # `nohup` and friends asked to ignore it: keep that
+                signal.signal(s, _unwind)
+    except ValueError:  # not the main thread (asked of signal, not of threading: not imported)
         yield
         return
-    previous = {s: signal.getsignal(s) for s in _SIGNALS}
-    for s in _SIGNALS:
-        if previous[s] != signal.SIG_IGN:  # `nohup` and friends asked us to ignore it: keep that
-            signal.signal(s, _unwind)
     try:
         yield
     finally:

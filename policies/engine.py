@@ -11,9 +11,8 @@ fails); it never takes the other rules down with it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from datetime import date
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpupool.catalog import Catalog, load_catalog
 from gpupool.gcpause import paused_gc
@@ -25,7 +24,9 @@ from policies.result import CostLine, GpuObjects, KindCount, Result, RuleError, 
 from policies.rules.base import NOT_JUDGED, Enforcement, Finding, Rule, RuleContext
 from policies.rules.registry import INFOS, RuleInfo, load
 from policies.settings import PolicySettings, Settings
-from policies.waivers import judge as judge_waivers
+
+if TYPE_CHECKING:
+    from datetime import date
 
 
 def evaluate(
@@ -54,7 +55,6 @@ def evaluate(
 def _evaluate(plans: Sequence[Plan], settings: Settings, catalog: Catalog | None,
               today: date | None, changed_only: bool) -> Result:
     catalog = catalog if catalog is not None else load_catalog()
-    today = today if today is not None else date.today()
     enabled = [(i, settings.policies[i.id]) for i in INFOS
                if settings.policies[i.id].enforcement is not Enforcement.DISABLED]
     violations: list[Violation] = []
@@ -85,7 +85,13 @@ def _evaluate(plans: Sequence[Plan], settings: Settings, catalog: Catalog | None
             found = [v for v in found if not _unchanged(index.by_address.get(v.resource))]
         violations.extend(by_cause(found, index))
         cost.extend(cost_lines(plan, index, plan_catalog))
-    violations = judge_waivers(violations, settings, today)
+    if settings.waivers:  # (with none, judging them changes nothing: not even imported)
+        from datetime import date
+
+        from policies.waivers import judge as judge_waivers
+
+        violations = judge_waivers(violations, settings,
+                                   today if today is not None else date.today())
     return Result(
         violations=violations,
         errors=errors,

@@ -16,7 +16,6 @@ in the waivers file.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import date
 from typing import TYPE_CHECKING
 
 from gpupool.record import replace
@@ -25,6 +24,8 @@ from policies.rules.params import Enforcement
 from policies.settings import WAIVER_POLICY, Settings
 
 if TYPE_CHECKING:
+    from datetime import date
+
     from policies.waiver_file import Waiver
 
 

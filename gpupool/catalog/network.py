@@ -28,7 +28,6 @@ import argparse
 import json
 import sys
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
 from enum import StrEnum
 from functools import cache
 from pathlib import Path
@@ -258,6 +257,8 @@ def _features(t: Mapping[str, Any]) -> dict[str, Any]:
 
 def build_document(types: Iterable[Mapping[str, Any]], *, region: str, endpoint: str,
                    wanted: set[str], families: Iterable[str]) -> dict[str, Any]:
+    from datetime import UTC, datetime  # (a check reads the data, never writes it)
+
     fams = set(families)
     rows = {
         t["InstanceType"]: _features(t)

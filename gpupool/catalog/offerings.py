@@ -18,7 +18,6 @@ import json
 import os
 import re
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any, Final
@@ -78,6 +77,8 @@ def record(types: Sequence[str], regions: Sequence[str] | None = None,
                          "DescribeInstanceTypeOfferings") from None
     except BotoCoreError as e:
         raise InputError(f"expected a reachable EC2 endpoint ({e})") from None
+    from datetime import UTC, datetime  # (a check reads the offerings, never records them)
+
     endpoint = os.environ.get("AWS_ENDPOINT_URL", "")
     return {
         "about": ("Region-level EC2 instance type offerings of the catalog's GPU types. A region "

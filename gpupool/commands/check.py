@@ -15,7 +15,6 @@ import argparse
 import os
 import re
 import sys
-from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +24,8 @@ from gpupool.output import write_output, write_stdout
 from gpupool.record import replace
 
 if TYPE_CHECKING:  # the policy engine, sources and rich load only when the command runs
+    from datetime import date
+
     from policies.model import Plan
     from policies.result import Result
     from policies.settings import Settings
@@ -94,7 +95,6 @@ def _check(args: argparse.Namespace, plans_given: list[str], today: date | None)
 
 def _load_inputs(args: argparse.Namespace, plan_files: list[str]) -> tuple[Settings, list[Plan]]:
     """Settings and every plan, or one InputError listing every problem found."""
-    from policies.selection import select
     from policies.settings import load_settings
     from policies.sources import load_plans
 
@@ -104,12 +104,15 @@ def _load_inputs(args: argparse.Namespace, plan_files: list[str]) -> tuple[Setti
         settings = load_settings(args.config, args.waivers)
     except InputError as e:
         problems += e.problems
-    try:  # --check / --skip-check: unknown IDs are bad input even when the config is too
-        chosen = select(settings or _default_settings(), getattr(args, "only_checks", None),
-                        getattr(args, "skip_checks", None))
-        settings = chosen if settings is not None else None
-    except InputError as e:
-        problems += e.problems
+    only, skip = getattr(args, "only_checks", None), getattr(args, "skip_checks", None)
+    if only or skip:  # --check / --skip-check: an unknown ID is bad input, bad config or not
+        from policies.selection import select
+
+        try:
+            chosen = select(settings or _default_settings(), only, skip)
+            settings = chosen if settings is not None else None
+        except InputError as e:
+            problems += e.problems
     if settings is not None and getattr(args, "teams", None):
         try:
             settings = with_teams(settings, args.teams)
@@ -162,6 +165,8 @@ def _today(given: str | None) -> date | None:
     """``--today YYYY-MM-DD``: the day waiver expiry is judged on (tests, or a dry run)."""
     if given is None:
         return None
+    from datetime import date
+
     try:
         return date.fromisoformat(given.strip())
     except ValueError:
