@@ -9,7 +9,6 @@ on-premises from Prometheus) says whether the pool uses what it has. What cannot
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -17,6 +16,8 @@ from policies.rules._common import cannot_verify
 from policies.rules.base import Finding
 
 if TYPE_CHECKING:  # pydantic models, read only when a snapshot is given
+    from datetime import datetime
+
     from gpupool.debt.snapshot import Snapshot, SnapshotPool
 
 
@@ -33,15 +34,27 @@ def threshold(params: Thresholds, names: Iterable[str]) -> float:
     return params.threshold
 
 
+def clock() -> datetime:
+    """Now, once per check: what a snapshot's age is judged against (datetime is imported with
+    the snapshot's models; a check without a snapshot never imports it)."""
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC)
+
+
 def _window(s: Snapshot) -> str:
     hours = s.window.hours
     span = f"{hours / 24:g} days" if hours >= 48 else f"{hours:g} h"
+    from datetime import UTC
+
     return f"{span} to {s.window.end.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
 
 
 def _taken(s: Snapshot) -> str:
     """When the snapshot was taken: a date, not an age, so that the message (and the generated
     docs that show it) does not change with the clock; the age is in the finding's detail."""
+    from datetime import UTC
+
     return f"{s.taken_at().astimezone(UTC):%Y-%m-%d %H:%M} UTC"
 
 
@@ -56,7 +69,7 @@ def _unmeasured_why(measured: SnapshotPool) -> str:
 
 
 def verdict(address: str, adds: str, measured: SnapshotPool | None, snapshot: Snapshot | None,
-            params: Thresholds, names: Iterable[str], now: datetime,
+            params: Thresholds, names: Iterable[str], now: datetime | None,
             detail: Mapping[str, Any]) -> Finding | None:
     """The finding on a raise described by ``adds`` (None: the pool may grow)."""
     if snapshot is None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from gpupool.catalog import Catalog
@@ -25,11 +24,13 @@ from policies.facts import PlanIndex, text
 from policies.model import ChangeKind, ResourceChange, ResourceKind
 from policies.rules._asg_raise import describe, gpu_types, match, raised
 from policies.rules._common import cannot_verify
-from policies.rules._utilisation_verdict import verdict
+from policies.rules._utilisation_verdict import clock, verdict
 from policies.rules.base import Enforcement, Example, Finding, Rule, RuleContext, RuleMeta
 from policies.rules.params import RuleParams, param
 
 if TYPE_CHECKING:  # pydantic models, imported by load() only when a snapshot is given
+    from datetime import datetime
+
     from gpupool.debt.snapshot import Snapshot, SnapshotPool
 
 _SKIPPED = (ChangeKind.DELETE, ChangeKind.READ, ChangeKind.NOOP)
@@ -140,7 +141,7 @@ class GpuCapacityVsUtilisation(Rule):
                               + "; ".join(e.problems))
             return
         names = snapshot.by_name() if snapshot is not None else {}
-        now = datetime.now(UTC)
+        now = clock() if snapshot is not None else None  # no snapshot: no age to judge
         for group in groups:
             finding = self._judge(group, plan, ctx.catalog, params, snapshot, names, now)
             if finding is not None:
@@ -160,7 +161,7 @@ class GpuCapacityVsUtilisation(Rule):
 
     def _judge(self, group: ResourceChange, plan: PlanIndex, catalog: Catalog, params: Params,
                snapshot: Snapshot | None, names: Mapping[str, SnapshotPool],
-               now: datetime) -> Finding | None:
+               now: datetime | None) -> Finding | None:
         measured = match(group, names)
         new_rows, _ = gpu_types(plan, group, "new", catalog)
         if not new_rows and measured is None:

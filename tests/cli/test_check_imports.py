@@ -72,7 +72,7 @@ OTHER_READERS = {
 }
 NOT_NEEDED_STDLIB = ("difflib", "fractions", "decimal", "dataclasses", "inspect", "ast", "dis",
                      "tokenize", "shutil", "bz2", "lzma", "tempfile", "importlib.resources",
-                     "zipfile", "threading")
+                     "zipfile", "threading", "datetime")
 # Only for --waivers (or a configuration's waivers), and for --check / --skip-check.
 NOT_WITHOUT_THEIR_OPTIONS = ("policies.waivers", "policies.selection")
 OTHER_COMMANDS = ("gpupool.cliargs.debt", "gpupool.cliargs.network", "gpupool.cliargs.rightsize",
