@@ -13,9 +13,12 @@ import errno
 import os
 import threading
 import time
-from typing import Final
 
 from gpupool.errors import InputError
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Final
 
 TIMEOUT_ENV: Final = "GPUPOOL_FIFO_TIMEOUT"
 DEFAULT_TIMEOUT_S: Final = 30.0

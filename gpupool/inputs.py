@@ -16,9 +16,12 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import Final
 
 from gpupool.errors import InputError
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Final
 
 STDIN: Final = "-"
 STDIN_SHOWN: Final = "<stdin>"

@@ -22,7 +22,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Final
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 MAX_DIGITS: Final = 4300  # CPython's default int_max_str_digits
 

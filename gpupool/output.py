@@ -33,11 +33,13 @@ import re
 import stat
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
 
 from gpupool.errors import InputError
 
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
+    from typing import Any, Final
+
     from rich.console import Console
 
 STDOUT: Final = "-"

@@ -30,9 +30,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from operator import attrgetter
-from typing import Any, ClassVar, TypeVar
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, TypeVar
+
+    T = TypeVar("T")
 _NOT_FIELDS = ("__dict__", "__weakref__")
 
 

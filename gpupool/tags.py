@@ -7,7 +7,9 @@ network rules read them (policies.facts.network) and ``gpupool debt`` counts pro
 
 from __future__ import annotations
 
-from typing import Final
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Final
 
 ROLE_TAG: Final = "gpupool:role"
 PROXY_ROLE: Final = "gpu-proxy"

@@ -20,9 +20,11 @@ SARIF and the other machine formats keep the value as it is (their encoders esca
 from __future__ import annotations
 
 import unicodedata
-from typing import TYPE_CHECKING, Final
 
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
+    from typing import Final
+
     from rich.text import Text
 
 # Control (C0, DEL, C1), format (BIDI embeddings, overrides and isolates, zero-width

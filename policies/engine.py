@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
 
 from gpupool.catalog import Catalog, load_catalog
 from gpupool.gcpause import paused_gc
@@ -25,8 +24,10 @@ from policies.rules.base import NOT_JUDGED, Enforcement, Finding, Rule, RuleCont
 from policies.rules.registry import INFOS, RuleInfo, load
 from policies.settings import PolicySettings, Settings
 
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
     from datetime import date
+    from typing import Any
 
 
 def evaluate(

@@ -10,10 +10,13 @@ understood).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
 
 from gpupool.record import Frozen
 from policies.rules.params import Enforcement
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Literal
 
 
 class Ref(Frozen):

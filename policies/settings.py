@@ -45,7 +45,6 @@ Waivers are judged as of today (``gpupool check --today DATE`` for another day):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
 
 from gpupool.errors import InputError
 from gpupool.record import Frozen, replace
@@ -53,6 +52,10 @@ from gpupool.suggest import did_you_mean
 from policies.rules import rule_ids
 from policies.rules.params import Enforcement, RuleParams, aliases
 from policies.rules.registry import INFOS, default_params, load
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 ALL_KEY: Final = "all"
 LEVEL_KEY: Final = "enforcementLevel"

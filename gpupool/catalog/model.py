@@ -12,11 +12,13 @@ import json
 import re
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gpupool.record import Frozen, fields, replace
 
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
+    from typing import Any
+
     from gpupool.catalog.prices import PriceTable
 
 DATA_FILE = "gpu-instance-types.json"
@@ -40,16 +42,39 @@ def family_of(instance_type: str) -> str:
     return canonical_instance_type(instance_type).split(".", 1)[0]
 
 
-class GpuKey(NamedTuple):
+class GpuKey(tuple[str, int, str]):
     """What makes two GPUs interchangeable: model, memory per GPU and host architecture.
 
     Memory is part of the key because an A100 40 GB (p4d) and an A100 80 GB (p4de) are not the
     same accelerator, and a fractional L4 slice (g6f) is not a whole L4.
+
+    A named tuple written out (``typing.NamedTuple`` would import typing and compile its
+    ``__new__`` at every start): the same tuple, fields, repr and pickling.
     """
 
-    model: str
-    memory_mib: int
-    arch: str
+    __slots__ = ()
+    _fields = ("model", "memory_mib", "arch")
+
+    def __new__(cls, model: str, memory_mib: int, arch: str) -> GpuKey:
+        return tuple.__new__(cls, (model, memory_mib, arch))
+
+    def __getnewargs__(self) -> tuple[str, int, str]:
+        return (self[0], self[1], self[2])
+
+    def __repr__(self) -> str:
+        return f"GpuKey(model={self[0]!r}, memory_mib={self[1]!r}, arch={self[2]!r})"
+
+    @property
+    def model(self) -> str:
+        return self[0]
+
+    @property
+    def memory_mib(self) -> int:
+        return self[1]
+
+    @property
+    def arch(self) -> str:
+        return self[2]
 
 
 class InstanceType(Frozen):

@@ -31,11 +31,14 @@ from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from functools import cache
 from pathlib import Path
-from typing import Any, Final
 
 from gpupool.catalog.model import Catalog, InstanceType, load_catalog
 from gpupool.errors import InputError
 from gpupool.record import Frozen
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 DATA_FILE: Final = "ena-express.json"
 SOURCE_DOC: Final = (

@@ -20,9 +20,12 @@ import re
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any, Final
 
 from gpupool.errors import InputError
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 OFFERINGS_FILE: Final = "offerings.json"
 _COMMERCIAL: Final = re.compile(r"^(?!us-gov-|cn-)[a-z]{2}-[a-z]+-\d$")

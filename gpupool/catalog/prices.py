@@ -20,10 +20,13 @@ import re
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any, Final
 
 from gpupool.errors import InputError
 from gpupool.record import Frozen
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 PRICE_TABLE_FILE: Final = "prices.json"
 DEFAULT_REGION: Final = "us-east-1"

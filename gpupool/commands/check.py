@@ -16,15 +16,16 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from gpupool.errors import InputError
 from gpupool.gcpause import paused_gc
 from gpupool.output import write_output, write_stdout
 from gpupool.record import replace
 
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:  # the policy engine, sources and rich load only when the command runs
     from datetime import date
+    from typing import Any
 
     from policies.model import Plan
     from policies.result import Result

@@ -22,8 +22,6 @@ imported on first use (a check of a Terraform plan never loads the Kubernetes re
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
-
 from policies.facts.capacity import Capacity, gpu_capacity, tag_value
 from policies.facts.index import GroupPolicies, Link, PlanIndex
 from policies.facts.instances import (
@@ -52,6 +50,10 @@ from policies.facts.values import (
     number,
     text,
 )
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 _K8S: Final = frozenset({
     "ContainerGpus",

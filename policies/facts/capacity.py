@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
 
 from gpupool.catalog import Catalog, InstanceType
 from gpupool.record import Frozen
@@ -15,6 +14,10 @@ from policies.facts.instances import override_weights
 from policies.facts.tags import group_tags
 from policies.facts.values import Maybe, block, blocks, is_map, number
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Capacity(Frozen):

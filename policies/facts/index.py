@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 
 from gpupool.catalog import Catalog
 from gpupool.record import Frozen
@@ -14,6 +13,10 @@ from policies.facts.instances import InstanceTypes, own_instance_types
 from policies.facts.network import Link, NetworkIndex
 from policies.facts.values import _GONE, Side, block, inputs_of, text
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 _INDEX_SUFFIX = re.compile(r"\[[^\[\]]*\]$")
 _MODULE_PREFIX = re.compile(r"^((?:module\.[^.\[]+(?:\[[^\]]*\])?\.)*)")

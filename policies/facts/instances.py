@@ -10,7 +10,6 @@ selection that EC2's default lets launch GPU types too).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from gpupool.catalog import Catalog, canonical_instance_type, load_catalog
 from gpupool.record import Frozen
@@ -26,6 +25,10 @@ from policies.facts.values import (
     text,
 )
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class InstanceTypes(Frozen):

@@ -28,12 +28,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Final
 
 from gpupool.catalog import Catalog, InstanceType
 from gpupool.record import Frozen
 from policies.facts.values import block, is_map, number
 from policies.model import UNKNOWN
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 # Accelerator names EC2 knows for GPUs the catalog has no row for (previous generations), and
 # for accelerators that are not GPUs: naming them selects no catalog type.

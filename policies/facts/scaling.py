@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from gpupool.record import Frozen
 from policies.facts.values import Maybe, block, blocks, flag, is_map, number, text
 from policies.model import UNKNOWN
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class ScalingPolicy(Frozen):

@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from gpupool.record import Frozen
 from policies.facts.values import Maybe, Side, block, blocks, flag, inputs_of, is_map, text
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Volume(Frozen):

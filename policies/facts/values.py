@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, Literal
 
 from policies.model import UNKNOWN, ChangeKind, ResourceChange, _Unknown
 
-Side = Literal["new", "old"]
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Side = Literal["new", "old"]
+else:
+    Side = str  # "new" or "old" (an annotation: typing.Literal to the type checker)
 Maybe = _Unknown  # for annotations: ``str | Maybe`` reads "a string, or unknown until apply"
 
 

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import Final
 
 from policies.result import Result
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Final
 
 FORMATS: Final = ("text", "json", "sarif", "junit", "markdown")
 

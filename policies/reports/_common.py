@@ -9,11 +9,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
 
 from gpupool.record import Frozen
 from policies.result import CostLine, Result, Violation
 from policies.rules.params import Enforcement
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 HOURS_PER_MONTH: Final = 730  # AWS's own convention for monthly on-demand figures
 

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from json.encoder import INFINITY, encode_basestring  # type: ignore[attr-defined]
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 _INDENT = "  "
 

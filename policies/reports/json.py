@@ -16,10 +16,13 @@ JSON.
 from __future__ import annotations
 
 import json
-from typing import Any, Final
 
 from policies.reports import indented
 from policies.result import Result
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 INDENT_MAX_ITEMS: Final = 1000
 _ITEM_LISTS: Final = ("violations", "errors", "cost")

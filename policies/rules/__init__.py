@@ -8,11 +8,12 @@ is made on first use: a check imports only the rules that read its plan's kinds 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from policies.rules.registry import BY_ID, load
 
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
+    from typing import Any
+
     from policies.rules.base import Rule
 
     ALL_RULES: tuple[Rule, ...]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
 
 from gpupool.catalog import Catalog, InstanceType
 from gpupool.catalog.model import HOURS_PER_MONTH
@@ -14,7 +13,10 @@ from policies.facts import PlanIndex, number, text
 from policies.model import UNKNOWN, ChangeKind, ResourceChange
 from policies.rules._common import prop, usd
 
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:  # pydantic models, read only when a snapshot is given
+    from typing import Any
+
     from gpupool.debt.snapshot import SnapshotPool
 
 SIZES = ("min_size", "desired_capacity", "max_size")

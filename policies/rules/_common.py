@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Final
 
 from gpupool.catalog import Catalog, InstanceType
 from gpupool.catalog.model import HOURS_PER_MONTH
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Final
 
 CANNOT_VERIFY = "cannot verify"
 

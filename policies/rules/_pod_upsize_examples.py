@@ -5,9 +5,11 @@ Kubernetes part (:mod:`policies.rules._pod_upsize`) and its admission CEL
 
 from __future__ import annotations
 
-from typing import Any
-
 from policies.rules.base import Example
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _container(name: str, gpus: Any) -> dict[str, Any]:

@@ -6,15 +6,22 @@ utilisation judges groups; this judges each policy linked to one.) Unknowns are 
 from __future__ import annotations
 
 from functools import partial
-from typing import Literal, Protocol
 
 from gpupool.record import Frozen
 from policies.facts import PlanIndex, scaling_policy, text
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 from policies.rules._common import prop
 
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Literal, Protocol
+
+    Status = Literal["ok", "bad", "unknown"]
+else:
+    Protocol = object  # a structural type to the type checker, a plain class at run time
+    Status = str  # "ok", "bad" or "unknown"
+
 GROUP_DIMENSION = "AutoScalingGroupName"
-Status = Literal["ok", "bad", "unknown"]
 _ASG = frozenset({ResourceKind.AUTOSCALING_GROUP})
 
 

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any, Protocol
 
 from policies.rules._common import cannot_verify
 from policies.rules.base import Finding
 
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:  # pydantic models, read only when a snapshot is given
     from datetime import datetime
+    from typing import Any, Protocol
 
     from gpupool.debt.snapshot import Snapshot, SnapshotPool
+else:
+    Protocol = object  # a structural type to the type checker, a plain class at run time
 
 
 class Thresholds(Protocol):

@@ -1,7 +1,7 @@
 """What a rule is: metadata, parameters, examples, and a check over normalised changes.
 
 One rule module per policy ID. Each module defines a :class:`Rule` subclass with its
-:class:`RuleMeta`, its parameters (a frozen dataclass with defaults, validated by pydantic
+:class:`RuleMeta`, its parameters (a frozen class with defaults, validated by pydantic
 only when configured: :mod:`policies.rules.params`) and its allowed and denied
 :class:`Example` s. The engine, the CrossGuard pack, the tests and the docs all read the same
 objects, so nothing about a rule is written twice.
@@ -17,7 +17,6 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
-from typing import Any, ClassVar, Literal
 
 from gpupool.catalog import Catalog
 from gpupool.record import Frozen
@@ -31,6 +30,10 @@ from policies.model import (
     resource_kind,
 )
 from policies.rules.params import Enforcement, RuleParams
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, Literal
 
 NoParams = RuleParams  # a rule without parameters of its own still takes unknownEnforcement
 

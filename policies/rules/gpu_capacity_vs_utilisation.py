@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
 
 from gpupool.catalog import Catalog
 from gpupool.errors import InputError
@@ -28,8 +27,10 @@ from policies.rules._utilisation_verdict import clock, verdict
 from policies.rules.base import Enforcement, Example, Finding, Rule, RuleContext, RuleMeta
 from policies.rules.params import RuleParams, param
 
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:  # pydantic models, imported by load() only when a snapshot is given
     from datetime import datetime
+    from typing import Any
 
     from gpupool.debt.snapshot import Snapshot, SnapshotPool
 

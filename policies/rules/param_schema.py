@@ -7,9 +7,12 @@ pack's Configure, the docs): a check with defaults never imports pydantic.
 
 from __future__ import annotations
 
+import inspect
+import sys
+import typing
 from collections.abc import Mapping
 from functools import cache
-from typing import Any, Literal, TypeVar, get_type_hints
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
@@ -25,7 +28,7 @@ _CONFIG = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel,
 def model_of(cls: type[RuleParams]) -> type[BaseModel]:
     """A model with the class's fields, defaults and constraints; the class's
     ``__post_init__`` checks run as its model validator."""
-    hints = get_type_hints(cls, include_extras=True)
+    hints = _hints(cls)
     fields: dict[str, Any] = {}
     for f in param_fields(cls):
         kw = dict(f.metadata)
@@ -49,6 +52,23 @@ def model_of(cls: type[RuleParams]) -> type[BaseModel]:
         **fields,
     )
     return model  # type: ignore[no-any-return]
+
+
+def _hints(cls: type[RuleParams]) -> dict[str, Any]:
+    """The fields' annotations evaluated, as ``typing.get_type_hints`` does, each in the names
+    of the module that declares it, with typing's behind them: a module on a check's path
+    imports typing's names (``Any``, ``Literal``) for the type checker only, so that a check
+    never imports typing."""
+    names = {n: getattr(typing, n) for n in typing.__all__}
+    fields = {f.name for f in param_fields(cls)}
+    out: dict[str, Any] = {}
+    for base in reversed(cls.__mro__):
+        module = sys.modules.get(base.__module__)
+        scope = {**names, **(vars(module) if module is not None else {})}
+        for name, annotation in inspect.get_annotations(base).items():
+            if name in fields:
+                out[name] = eval(annotation, scope) if isinstance(annotation, str) else annotation
+    return out
 
 
 def to_params(cls: type[RuleParams], model: BaseModel) -> Any:

@@ -24,11 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from enum import StrEnum
-from typing import Any, ClassVar, Final, Literal, TypeVar
 
 from gpupool.record import Frozen, key_of
 
-P = TypeVar("P", bound="RuleParams")
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, Final, Literal, TypeVar
+
+    P = TypeVar("P", bound="RuleParams")
 
 
 class _Missing:

@@ -19,13 +19,15 @@ import importlib
 import sys
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
 
 from gpupool.record import Frozen
 from policies.rules._index import RULES as _ROWS
 from policies.rules.params import Enforcement
 
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
+    from typing import Any, Final
+
     from policies.rules.base import Rule, RuleParams
 
 MODULES: Final = (

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
 
 from gpupool.catalog.model import HOURS_PER_MONTH
 from gpupool.errors import InputError
@@ -23,7 +22,10 @@ from policies.rules.base import (
 )
 from policies.rules.params import param
 
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:  # the teams models import the stack config's; read only when teams are given
+    from typing import Any
+
     from gpupool.teams import Team, Teams
 
 KINDS = frozenset({ResourceKind.INSTANCE, ResourceKind.AUTOSCALING_GROUP,

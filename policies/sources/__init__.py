@@ -13,7 +13,6 @@ import os
 import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
 
 from gpupool.errors import InputError
 from gpupool.gcpause import paused_gc
@@ -32,7 +31,10 @@ from policies.sources.reading import (
 )
 from policies.sources.region import plan_region
 
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:  # each reader is imported when a plan of its kind is read
+    from typing import Any, Final
+
     from policies.sources.kubernetes import Manifest
 
 KUBERNETES: Final = "kubernetes"

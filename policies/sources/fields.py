@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Final
 
 from policies.model import UNKNOWN, ResourceKind
 from policies.sources.reading import fail
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 MAX_INT32: Final = 2**31 - 1
 # Where a message points: normalised key path → the path as the file spells it.

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
 
 import policies.sources.fields as fields
 from policies.model import ChangeKind, Plan, ResourceChange, resource_kind
@@ -25,6 +24,10 @@ from policies.sources.pulumi_values import (
     urn_type_name,
 )
 from policies.sources.reading import fail, want_list, want_obj, want_str
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 SOURCE: Final = "gpupool-plan"
 KIND: Final = "gpupool-plan"

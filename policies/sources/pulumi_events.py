@@ -19,11 +19,13 @@ names a provider is read as a custom resource, so a hand-trimmed stream never hi
 
 from __future__ import annotations
 
-from typing import Any, Final
-
 from policies.model import Plan
 from policies.sources.pulumi_preview import Step, plan_of_steps, refuse_error_diagnostic
 from policies.sources.reading import JsonLines, fail, problem, want_list, want_obj
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 # Event payload keys of apitype.EngineEvent (exactly one per event).
 EVENT_KEYS: Final = frozenset({

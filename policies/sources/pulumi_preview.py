@@ -23,7 +23,6 @@ same steps.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Final
 
 import policies.sources.fields as fields
 from gpupool.record import Frozen, Record
@@ -37,6 +36,10 @@ from policies.sources.pulumi_values import (
     urn_type_name,
 )
 from policies.sources.reading import fail, opt_obj, problem, want_list, want_obj, want_str
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 SOURCE: Final = "pulumi-preview"
 

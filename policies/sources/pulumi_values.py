@@ -15,10 +15,13 @@ Pulumi serialises property values with markers (sdk ``resource/sig`` and ``apity
 from __future__ import annotations
 
 import json
-from typing import Any, Final
 
 from policies.model import _USER_MAPS, UNKNOWN, snake
 from policies.sources.reading import fail, want_obj, want_str
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 UNKNOWN_SENTINEL: Final = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 REDACTED_SECRET: Final = "[secret]"

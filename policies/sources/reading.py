@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, NoReturn
 
 from gpupool import jsonio
 from gpupool.errors import InputError
 from gpupool.inputs import read_bytes
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 _JSON_TYPES: dict[type, str] = {
     dict: "object",
@@ -95,7 +98,7 @@ def opt_obj(value: Any, origin: str, path: str) -> dict[str, Any] | None:
     return value
 
 
-class JsonLines(list[Any]):
+class JsonLines(list["Any"]):
     """The documents of a JSON-lines file (one JSON object per non-blank line), with the line
     each came from: Pulumi's streaming preview writes one engine event per line."""
 

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Final
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 _REGION: Final = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
 

@@ -13,7 +13,6 @@ place on the freshly parsed ``after`` for the same reason: a 100k-resource plan 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final
 
 import policies.sources.fields as fields
 from gpupool.record import Frozen
@@ -22,6 +21,10 @@ from policies.sources.reading import fail, problem, want_list
 from policies.sources.terraform_declared import DECLARED_TYPES, drop_undeclared
 from policies.sources.terraform_refs import References
 from policies.sources.tfaddr import Segment, split_module_address
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 SOURCE: Final = "terraform"
 DynamicBlocks = Callable[[str], "Mapping[str, tuple[str, ...] | None] | None"]

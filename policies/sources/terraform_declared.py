@@ -29,9 +29,14 @@ An argument declared from a value unknown until apply stays unknown ("cannot ver
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, Protocol
 
 from policies.model import UNKNOWN
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final, Protocol
+else:
+    Protocol = object  # a structural type to the type checker, a plain class at run time
 
 AWS_DEFAULT_WHEN_UNDECLARED: Final[dict[str, tuple[str, ...]]] = {
     "aws_instance": ("metadata_options", "root_block_device", "ebs_block_device"),

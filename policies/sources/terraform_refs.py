@@ -26,8 +26,6 @@ What it does, precisely:
 
 from __future__ import annotations
 
-from typing import Any, Final
-
 from gpupool.record import Frozen, Record
 from policies.sources.reading import fail, want_list, want_obj, want_str
 from policies.sources.tfaddr import (
@@ -39,6 +37,10 @@ from policies.sources.tfaddr import (
     module_prefix,
     parse_ref,
 )
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 _EXPRESSION_KEYS: Final = frozenset({"constant_value", "references"})
 # References whose values Terraform knows when it plans (each.value may hold unknown values).

@@ -9,9 +9,11 @@ addresses and in references, so text equality is identity.
 
 from __future__ import annotations
 
-from typing import Final
-
 from gpupool.record import Frozen
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Final
 
 # Reference roots that are not resources (Terraform's reserved names).
 _NOT_RESOURCES: Final = frozenset(

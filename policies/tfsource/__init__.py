@@ -15,10 +15,13 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from gpupool.record import Frozen
 from policies.tfsource.hcl import Block, parse_blocks
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 _ADDRESS = re.compile(
     r"^(?P<modules>(?:module\.[^.\[]+(?:\[(?:\"(?:[^\"\\]|\\.)*\"|[^\]]*)\])?\.)*)"

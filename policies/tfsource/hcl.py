@@ -12,10 +12,13 @@ no blocks: reports then fall back to the plan.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from gpupool.record import Frozen
 from policies.tfsource.refs import references
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_BYTES = 4 * 1024 * 1024  # a .tf file past this is not parsed (generated, not read by people)
 

@@ -8,7 +8,9 @@ everything it refers to is known at plan time, so is how many blocks it writes.
 
 from __future__ import annotations
 
-from typing import Any, Final
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 # Functions whose result Terraform knows only at apply (https://developer.hashicorp.com/
 # terraform/language/functions: timestamp, uuid, bcrypt are re-evaluated at apply).

@@ -148,3 +148,23 @@ def test_a_plan_check_defines_no_dataclass(tmp_path: Path) -> None:
                            text=True, cwd=ROOT, timeout=300, check=False)
         doc = json.loads(p.stdout.strip().splitlines()[-1])
         assert doc == {"code": 1, "dc": False}, (plan, p.stderr)
+
+
+def test_the_gpu_key_is_the_named_tuple_it_was() -> None:
+    """gpupool.catalog's GpuKey, written out instead of typing.NamedTuple."""
+    from typing import NamedTuple
+
+    from gpupool.catalog import GpuKey
+
+    class Was(NamedTuple):
+        model: str
+        memory_mib: int
+        arch: str
+
+    key, was = GpuKey("A10G", 24576, "x86_64"), Was("A10G", 24576, "x86_64")
+    assert key == was == ("A10G", 24576, "x86_64") and hash(key) == hash(was)
+    assert repr(key) == repr(was).replace("Was", "GpuKey")
+    assert (key.model, key.memory_mib, key.arch) == tuple(key) and key._fields == was._fields
+    for clone in (pickle.loads(pickle.dumps(key)), copy.deepcopy(key)):
+        assert clone == key and type(clone) is GpuKey
+    assert sorted([GpuKey("T4", 1, "x"), key]) == [key, GpuKey("T4", 1, "x")]

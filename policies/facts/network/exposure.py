@@ -4,7 +4,6 @@ public addresses on it (elastic IPs on the instance or its interfaces)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
 
 from policies.facts.network.links import (
     ASG,
@@ -17,6 +16,10 @@ from policies.facts.network.links import (
 )
 from policies.facts.values import blocks, is_map
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 _TARGETS: Final = {ASG: ("autoscaling_group_name",), INSTANCE: ("target_id", "instance")}
 _TARGET_KEYS: Final = ("autoscaling_group_name", "target_id", "instance")

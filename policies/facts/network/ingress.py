@@ -4,11 +4,14 @@ attached interfaces) and the ingress that admits the world into them, inline or 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
 
 from policies.facts.network.links import Found, LinkIndex, PlanLinks, unresolved
 from policies.facts.values import Maybe, blocks, is_map, number, text
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 WORLD: Final = frozenset({"0.0.0.0/0", "::/0"})
 _SG: Final = frozenset({ResourceKind.SECURITY_GROUP})

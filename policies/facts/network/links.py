@@ -13,11 +13,16 @@ own index may hold a network index without an import circle.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Final, Protocol
 
 from gpupool.record import Frozen, Record
 from policies.facts.values import _GONE, Side, blocks
 from policies.model import UNKNOWN, ResourceChange, ResourceKind, get_path
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final, Protocol
+else:
+    Protocol = object  # a structural type to the type checker, a plain class at run time
 
 LAUNCHERS: Final = frozenset({ResourceKind.AUTOSCALING_GROUP, ResourceKind.INSTANCE})
 INSTANCE: Final = frozenset({ResourceKind.INSTANCE})

@@ -3,12 +3,14 @@ network kind (TCP, ENA Express, EFA) their interfaces give them."""
 
 from __future__ import annotations
 
-from typing import Final
-
 from gpupool.catalog.network import NetworkKind
 from policies.facts.network.links import Found, LinkIndex
 from policies.facts.values import block, blocks, flag, is_map, text
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Final
 
 _PG: Final = frozenset({ResourceKind.PLACEMENT_GROUP})
 _SUBNET: Final = frozenset({ResourceKind.SUBNET})

@@ -4,14 +4,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
-
 from gpupool.record import Frozen
 from gpupool.tags import CLIENT_ROLE, MAX_RTT_TAG, MIN_GBPS_TAG, PROXY_ROLE, ROLE_TAG
 from policies.facts.network.links import LAUNCHERS, LinkIndex, PlanLinks
 from policies.facts.tags import group_tags
 from policies.facts.values import Maybe, Side, blocks, inputs_of, is_map
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 PROXY: Final = PROXY_ROLE
 CLIENT: Final = CLIENT_ROLE
