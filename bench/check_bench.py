@@ -52,18 +52,30 @@ SOURCES = {"terraform": ("Terraform plan", write_plan),
 
 # Run in a fresh process: CPU seconds per phase of a check, as cli.py runs it.
 PHASES = r"""
-import dataclasses, json, sys, time
+import importlib.util, json, sys, time
 t = time.process_time
 made = [0, 0.0]  # dataclasses made (imports, and rule modules the engine imports), their CPU
-_process = dataclasses._process_class
-def _counted(*args, **kwargs):
-    t0 = t()
-    try:
-        return _process(*args, **kwargs)
-    finally:
-        made[0] += 1
-        made[1] += t() - t0
-dataclasses._process_class = _counted
+class _CountDataclasses:  # counts them if dataclasses is imported, without importing it here
+    def find_spec(self, name, path=None, target=None):
+        if name != "dataclasses":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        run = spec.loader.exec_module
+        def exec_module(module):
+            run(module)
+            process = module._process_class
+            def counted(*args, **kwargs):
+                t0 = t()
+                try:
+                    return process(*args, **kwargs)
+                finally:
+                    made[0] += 1
+                    made[1] += t() - t0
+            module._process_class = counted
+        spec.loader.exec_module = exec_module
+        return spec
+sys.meta_path.insert(0, _CountDataclasses())
 t0 = t()
 from gpupool.commands import check as command
 from policies.engine import evaluate
