@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from gpupool.cliargs.admission import add_policy_inputs
 from gpupool.cliargs.parser import command
 
 FORMATS_CHECK = ("text", "json", "sarif", "junit", "markdown")
@@ -89,6 +88,8 @@ def add_render(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                 ["gpupool render prod --out deploy/k8s",
                  "gpupool render stacks/Pulumi.prod.yaml --out /tmp/prod-manifests",
                  "gpupool check deploy/k8s"])
+    from gpupool.cliargs.admission import add_policy_inputs  # (not for validate, plan, check)
+
     r.add_argument("stack", metavar="STACK")
     r.add_argument("--out", metavar="DIR", required=True, help="directory to write into")
     add_policy_inputs(r)  # the admission policies' enforcement, parameters and waivers

@@ -77,7 +77,8 @@ NOT_NEEDED_STDLIB = ("difflib", "fractions", "decimal", "dataclasses", "inspect"
 # Only for --waivers (or a configuration's waivers), and for --check / --skip-check.
 NOT_WITHOUT_THEIR_OPTIONS = ("policies.waivers", "policies.selection")
 OTHER_COMMANDS = ("gpupool.cliargs.debt", "gpupool.cliargs.network", "gpupool.cliargs.rightsize",
-                  "gpupool.cliargs.sizing", "gpupool.cliargs.prometheus", "gpupool.argtypes")
+                  "gpupool.cliargs.sizing", "gpupool.cliargs.prometheus", "gpupool.argtypes",
+                  "gpupool.cliargs.admission")
 # The .tf reader (python-hcl2 and lark behind it): only for a plan whose configuration lacks a
 # block its values hold (a dynamic block), or for SARIF's .tf lines.
 TF_SOURCES = ("policies.tfsource", "hcl2", "lark")
