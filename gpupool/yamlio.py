@@ -23,7 +23,6 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Final
 
 import yaml
 
@@ -31,6 +30,10 @@ from gpupool.errors import InputError
 from gpupool.inputs import read_bytes
 from gpupool.yamldoc import YamlDocument
 from gpupool.yamltree import NOT_PLAIN, plain_value
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 MAX_BYTES: Final = 8 * 1024 * 1024
 MAX_DEPTH: Final = 64

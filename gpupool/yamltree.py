@@ -12,9 +12,11 @@ and the caller constructs the document the loader's way.
 
 from __future__ import annotations
 
-from typing import Any, Final
-
 import yaml
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 NOT_PLAIN: Final = object()
 

@@ -10,14 +10,17 @@ its launch template's) are GPU types or its AMI type is a GPU one.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Final
 
 from gpupool.catalog import Catalog
+from gpupool.record import Frozen
 from policies.facts import k8s
 from policies.facts.k8s.objects import K8sObject
 from policies.rules._common import family
 from policies.rules.karpenter_gpu_smallest import allowed_types
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Final
 
 GPU_TAINT: Final = "nvidia.com/gpu"
 POOL_LABEL: Final = "gpupool.io/pool"  # the kit's pools are GPU pools (gpupool.config)
@@ -50,12 +53,17 @@ def is_node_pool(obj: K8sObject) -> bool:
         not obj.group or obj.group.startswith("karpenter.sh"))
 
 
-@dataclass(frozen=True, slots=True)
-class GpuCapacity:
+class GpuCapacity(Frozen):
     """Which GPU types a node pool can launch (empty: none), or why that is unknown."""
 
-    types: tuple[str, ...] = ()
-    unknown: str | None = None
+    __slots__ = ("types", "unknown")
+
+    types: tuple[str, ...]
+    unknown: str | None
+
+    def __init__(self, types: tuple[str, ...] = (), unknown: str | None = None) -> None:
+        object.__setattr__(self, "types", types)
+        object.__setattr__(self, "unknown", unknown)
 
     def shown(self, limit: int = 4) -> str:
         more = f" and {len(self.types) - limit} more" if len(self.types) > limit else ""

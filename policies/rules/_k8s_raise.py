@@ -10,14 +10,16 @@ names the pool in the snapshot; an object without the label is matched by its ow
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
+from gpupool.record import Frozen
 from policies.facts.k8s.autoscalers import is_gpu_metric, texts
 from policies.facts.k8s.objects import K8sObject, k8s_object
 from policies.facts.k8s.quantities import GPU_RESOURCES, quantity, whole_number
 from policies.facts.values import block, is_map
 from policies.model import UNKNOWN, ChangeKind, ResourceChange, ResourceKind
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 # The kit's pool label (gpupool.config.kubernetes.POOL_LABEL): written here, not imported, so
 # checking a plan never imports the stack config models (tests/cli/test_check_at_scale.py).
@@ -29,14 +31,27 @@ _QUOTA_KEYS = tuple(k for r in GPU_RESOURCES for k in (f"requests.{r}", f"limits
 NO_BOUND = float("inf")
 
 
-@dataclass(frozen=True, slots=True)
-class KubeRaise:
+class KubeRaise(Frozen):
     """The bounds a change raises on one Kubernetes object: (key, old, new); ``inf`` = none."""
+
+    __slots__ = ("pool", "what", "bounds", "unknown")
 
     pool: str  # the pool label, or the object's name
     what: str  # "ScaledObject gpu-ml-platform/embeddings"
     bounds: tuple[tuple[str, float, float], ...]
-    unknown: str | None = None  # a bound unknown until apply
+    unknown: str | None  # a bound unknown until apply
+
+    def __init__(
+        self,
+        pool: str,
+        what: str,
+        bounds: tuple[tuple[str, float, float], ...],
+        unknown: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "pool", pool)
+        object.__setattr__(self, "what", what)
+        object.__setattr__(self, "bounds", bounds)
+        object.__setattr__(self, "unknown", unknown)
 
     def describe(self) -> str:
         shown = "; ".join(f"{key} {_n(old)} → {_n(new)}" for key, old, new in self.bounds)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from policies.facts import k8s
 from policies.facts.values import blocks, inputs_of, is_map
@@ -20,6 +19,10 @@ from policies.rules.base import (
     RuleParams,
 )
 from policies.rules.params import param
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 _EFFECTS = {"NoSchedule", "NoExecute"}
 _EKS_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute",

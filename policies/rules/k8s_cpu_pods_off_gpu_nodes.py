@@ -4,7 +4,6 @@ for a GPU."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from policies.facts import k8s
 from policies.facts.k8s.placement import Placement, placement
@@ -21,6 +20,10 @@ from policies.rules.base import (
     RuleParams,
 )
 from policies.rules.params import param
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Params(RuleParams):

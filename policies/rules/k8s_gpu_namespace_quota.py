@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
 
+from gpupool.record import Frozen
 from policies.facts import k8s
 from policies.model import UNKNOWN, ChangeKind, ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify
 from policies.rules.base import Enforcement, Example, Finding, Rule, RuleContext, RuleMeta
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 _GONE = (ChangeKind.DELETE, ChangeKind.READ)
 WORKLOAD = {"apiVersion": "apps/v1", "kind": "Deployment",
@@ -30,10 +33,14 @@ def _res(kind: str, name: str, obj: dict[str, Any]) -> dict[str, Any]:
     return {"type": f"kubernetes:{group}:{kind}", "name": name, "new": obj}
 
 
-@dataclass(frozen=True, slots=True)
-class _Quota:
+class _Quota(Frozen):
+    __slots__ = ("change", "gpus")
     change: ResourceChange
     gpus: k8s.QuotaGpus
+
+    def __init__(self, change: ResourceChange, gpus: k8s.QuotaGpus) -> None:
+        object.__setattr__(self, "change", change)
+        object.__setattr__(self, "gpus", gpus)
 
 
 class K8sGpuNamespaceQuota(Rule):

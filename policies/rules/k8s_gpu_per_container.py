@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
 
 from policies.facts import k8s
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
@@ -20,6 +19,10 @@ from policies.rules.base import (
     RuleParams,
 )
 from policies.rules.params import param
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 
 class Params(RuleParams):

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any, Final
 
+from gpupool.record import Frozen
 from policies.facts import k8s
 from policies.model import UNKNOWN, ChangeKind, ResourceChange, ResourceKind
 from policies.rules import _autoscaled_examples as _ex
 from policies.rules._common import cannot_verify, prop
 from policies.rules._gpu_nodes import asks_gpu
 from policies.rules.base import Enforcement, Example, Finding, Rule, RuleContext, RuleMeta
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 _GONE = (ChangeKind.DELETE, ChangeKind.READ)
 
@@ -39,11 +42,16 @@ PLAIN: Final = ("cpu", "memory")
 NOT_PLAIN: Final = "metrics that are not GPU utilisation"
 
 
-@dataclass(frozen=True, slots=True)
-class _Scaler:
+class _Scaler(Frozen):
+    __slots__ = ("change", "target", "kind")
     change: ResourceChange
     target: k8s.ScaleTarget
     kind: str  # HorizontalPodAutoscaler | ScaledObject
+
+    def __init__(self, change: ResourceChange, target: k8s.ScaleTarget, kind: str) -> None:
+        object.__setattr__(self, "change", change)
+        object.__setattr__(self, "target", target)
+        object.__setattr__(self, "kind", kind)
 
 
 class K8sGpuWorkloadAutoscaled(Rule):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
 
 from policies.facts import k8s
 from policies.facts.k8s.objects import K8sObject
@@ -22,6 +21,10 @@ from policies.rules.base import (
     RuleParams,
 )
 from policies.rules.params import param
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 _POLICIES = {"v1": ("WhenEmpty", "WhenEmptyOrUnderutilized"),
              "v1beta1": ("WhenEmpty", "WhenUnderutilized")}

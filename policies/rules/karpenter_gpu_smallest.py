@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from typing import Any
 
 from gpupool.catalog import Catalog, InstanceType
 from policies.facts import k8s
@@ -22,6 +21,10 @@ from policies.rules.base import (
     RuleParams,
 )
 from policies.rules.params import param
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 _EPSILON = 1e-9
 _CATEGORY = re.compile(r"^([a-z]+)(\d+)")

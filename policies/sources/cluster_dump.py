@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Final
 
 from gpupool.inputs import shown_name
 from gpupool.record import replace
@@ -21,6 +20,10 @@ from gpupool.yamldoc import YamlDocument
 from policies.model import Plan
 from policies.sources import kubernetes
 from policies.sources.reading import JsonLines, json_type, problem, read_json
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 _HOW: Final = "kubectl get <kinds> -A -o json"
 

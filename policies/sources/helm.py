@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Final
 
 from gpupool.errors import InputError
 from policies.sources.reading import problem
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Final
 
 # An action Helm expands: a field or variable ({{ .Values.x }}, {{ $x }}), a trim marker, a
 # comment, or a Go template / Sprig keyword at its start.

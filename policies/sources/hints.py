@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Final
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 SHOW_JSON: Final = ("run `terraform plan -out=tfplan && terraform show -json tfplan > plan.json` "
                     "and check plan.json")

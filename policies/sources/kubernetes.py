@@ -23,15 +23,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
 
 from gpupool.errors import InputError
+from gpupool.record import Frozen
 from gpupool.yamldoc import YamlDocument
 from policies.model import ChangeKind, Plan, ResourceChange, normalise_inputs, resource_kind
 from policies.sources.helm import file_text, unrendered
 from policies.sources.reading import is_k8s_object, json_type, problem
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 SOURCE: Final = "kubernetes"
 SUFFIXES: Final = (".yaml", ".yml", ".json")
@@ -48,13 +51,19 @@ def type_token(api_version: str, kind: str) -> str:
 is_object = is_k8s_object  # does a parsed document look like a Kubernetes object (or List)?
 
 
-@dataclass(frozen=True, slots=True)
-class Manifest:
+class Manifest(Frozen):
     """One object read from a file: where it is (``file:line``) and what it says."""
+
+    __slots__ = ("origin", "where", "obj")
 
     origin: str  # "path/to/file.yaml:12"
     where: str  # "path/to/file.yaml: document 2 (line 12)" for messages
     obj: dict[str, Any]
+
+    def __init__(self, origin: str, where: str, obj: dict[str, Any]) -> None:
+        object.__setattr__(self, "origin", origin)
+        object.__setattr__(self, "where", where)
+        object.__setattr__(self, "obj", obj)
 
 
 def manifest_files(path: Path, shown: str) -> list[tuple[Path, str]]:

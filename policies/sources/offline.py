@@ -11,9 +11,9 @@ children's ``parent`` still names them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 import policies.sources.fields as fields
+from gpupool.record import Frozen
 from policies.model import ChangeKind, Plan, ResourceChange, resource_kind
 from policies.sources.fields import camel_path
 from policies.sources.pulumi_values import (
@@ -34,8 +34,8 @@ KIND: Final = "gpupool-plan"
 VERSION: Final = 1
 
 
-@dataclass(frozen=True, slots=True)
-class OfflineResource:
+class OfflineResource(Frozen):
+    __slots__ = ("urn", "type", "name", "parent", "inputs", "references")
     urn: str
     type: str
     name: str
@@ -43,13 +43,41 @@ class OfflineResource:
     inputs: dict[str, Any]  # normalised (snake_case, UNKNOWN)
     references: dict[str, str]
 
+    def __init__(
+        self,
+        urn: str,
+        type: str,
+        name: str,
+        parent: str | None,
+        inputs: dict[str, Any],
+        references: dict[str, str],
+    ) -> None:
+        object.__setattr__(self, "urn", urn)
+        object.__setattr__(self, "type", type)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "parent", parent)
+        object.__setattr__(self, "inputs", inputs)
+        object.__setattr__(self, "references", references)
 
-@dataclass(frozen=True, slots=True)
-class OfflinePlan:
+
+class OfflinePlan(Frozen):
+    __slots__ = ("stack", "project", "resources", "meta")
     stack: str
     project: str | None
     resources: tuple[OfflineResource, ...]  # custom resources only, in plan order
-    meta: Mapping[str, Any] = field(default_factory=dict)
+    meta: Mapping[str, Any]
+
+    def __init__(
+        self,
+        stack: str,
+        project: str | None,
+        resources: tuple[OfflineResource, ...],
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        object.__setattr__(self, "stack", stack)
+        object.__setattr__(self, "project", project)
+        object.__setattr__(self, "resources", resources)
+        object.__setattr__(self, "meta", {} if meta is None else meta)
 
 
 def read(doc: Any, origin: str) -> OfflinePlan:

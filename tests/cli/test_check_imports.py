@@ -128,6 +128,7 @@ def test_a_kubernetes_plan_brings_in_the_kubernetes_rules(tmp_path: Path) -> Non
                             "--output", str(tmp_path / "r.json"))
     assert code in (0, 1), code
     assert "policies.facts.k8s" in modules
+    assert _among(modules, ("dataclasses", "typing")) == []  # the Kubernetes facts' classes too
     assert {"k8s-gpu-limits", "k8s-gpu-per-container"} <= _rules_loaded(modules)
     assert _rules_reading(plan) <= _rules_loaded(modules)
 
@@ -153,3 +154,4 @@ def test_a_manifest_check_loads_no_pydantic_or_pulumi(tmp_path: Path) -> None:
     # (k8s-cpu-pods-off-gpu-nodes borrows karpenter-gpu-smallest's type judgement)
     assert _rules_reading(FIXTURES / "kubernetes") <= _rules_loaded(modules)
     assert "imdsv2-required" not in _rules_loaded(modules)  # an AWS-only rule
+    assert _among(modules, ("dataclasses", "typing", "threading", "shutil")) == []

@@ -3,27 +3,47 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Final
 
+from gpupool.record import Frozen
 from policies.facts.k8s.objects import K8sObject
 from policies.facts.k8s.quantities import whole_number
 from policies.facts.values import Maybe, block, is_map
 from policies.model import UNKNOWN
 
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
+
 AUTOSCALER_KINDS: Final = frozenset({"HorizontalPodAutoscaler", "ScaledObject"})
 
 
-@dataclass(frozen=True, slots=True)
-class ScaleTarget:
+class ScaleTarget(Frozen):
     """What an HPA or a KEDA ScaledObject scales, and on what."""
+
+    __slots__ = ("kind", "name", "metrics", "min_replicas", "max_replicas", "unknown")
 
     kind: str | Maybe
     name: str | Maybe | None
     metrics: tuple[str, ...]  # every metric name, query or trigger text (for "is it GPU?")
     min_replicas: int | None
     max_replicas: int | None
-    unknown: str | None = None
+    unknown: str | None
+
+    def __init__(
+        self,
+        kind: str | Maybe,
+        name: str | Maybe | None,
+        metrics: tuple[str, ...],
+        min_replicas: int | None,
+        max_replicas: int | None,
+        unknown: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "metrics", metrics)
+        object.__setattr__(self, "min_replicas", min_replicas)
+        object.__setattr__(self, "max_replicas", max_replicas)
+        object.__setattr__(self, "unknown", unknown)
 
 
 def scale_target(obj: K8sObject) -> ScaleTarget | None:

@@ -4,11 +4,14 @@ reports say beside the verdict, so a pass never hides a GPU workload that was sk
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Final
 
+from gpupool.record import Record
 from policies.facts.k8s.reading import read
 from policies.model import ChangeKind, ResourceChange, ResourceKind
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Final
 
 _KINDS: Final = frozenset({ResourceKind.K8S_WORKLOAD, ResourceKind.K8S_MANIFEST,
                            ResourceKind.K8S_OBJECT})
@@ -17,15 +20,26 @@ _OTHERS: Final = frozenset({ResourceKind.K8S_NAMESPACE, ResourceKind.K8S_RESOURC
 _GONE: Final = (ChangeKind.DELETE, ChangeKind.READ)
 
 
-@dataclass
-class Census:
+class Census(Record):
     """``objects``: Kubernetes objects read. ``judged``: those a reader read whose pods ask for
     GPUs (or may: unknown until apply). ``not_understood``: (kind, API version) → objects that
     ask for an accelerator and that no reader understands."""
 
-    objects: int = 0
-    judged: int = 0
-    not_understood: dict[tuple[str, str], int] = field(default_factory=dict)
+    __slots__ = ("objects", "judged", "not_understood")
+
+    objects: int
+    judged: int
+    not_understood: dict[tuple[str, str], int]
+
+    def __init__(
+        self,
+        objects: int = 0,
+        judged: int = 0,
+        not_understood: dict[tuple[str, str], int] | None = None,
+    ) -> None:
+        self.objects = objects
+        self.judged = judged
+        self.not_understood = {} if not_understood is None else not_understood
 
     def add(self, changes: Iterable[ResourceChange]) -> Census:
         for change in changes:

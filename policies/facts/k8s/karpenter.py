@@ -2,28 +2,46 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
+from gpupool.record import Frozen
 from policies.facts.k8s.objects import K8sObject
 from policies.facts.values import block, blocks, is_map
 from policies.model import UNKNOWN
 
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
-@dataclass(frozen=True, slots=True)
-class Requirement:
+
+class Requirement(Frozen):
+    __slots__ = ("key", "operator", "values")
     key: str
     operator: str
     values: tuple[str, ...]
 
+    def __init__(self, key: str, operator: str, values: tuple[str, ...]) -> None:
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "operator", operator)
+        object.__setattr__(self, "values", values)
 
-@dataclass(frozen=True, slots=True)
-class NodeRequirements:
+
+class NodeRequirements(Frozen):
     """A NodePool's or Provisioner's requirements, or why they are unknown."""
 
-    requirements: tuple[Requirement, ...] = ()
-    unknown: str | None = None
-    path: str = "spec.template.spec.requirements"
+    __slots__ = ("requirements", "unknown", "path")
+
+    requirements: tuple[Requirement, ...]
+    unknown: str | None
+    path: str
+
+    def __init__(
+        self,
+        requirements: tuple[Requirement, ...] = (),
+        unknown: str | None = None,
+        path: str = "spec.template.spec.requirements",
+    ) -> None:
+        object.__setattr__(self, "requirements", requirements)
+        object.__setattr__(self, "unknown", unknown)
+        object.__setattr__(self, "path", path)
 
 
 def node_requirements(obj: K8sObject) -> NodeRequirements:
@@ -51,22 +69,38 @@ def node_requirements(obj: K8sObject) -> NodeRequirements:
     return NodeRequirements(tuple(out), None, path)
 
 
-@dataclass(frozen=True, slots=True)
-class Taint:
+class Taint(Frozen):
+    __slots__ = ("key", "value", "effect")
     key: str
     value: str
     effect: str  # NoSchedule | PreferNoSchedule | NoExecute
 
+    def __init__(self, key: str, value: str, effect: str) -> None:
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "effect", effect)
 
-@dataclass(frozen=True, slots=True)
-class NodeTaints:
+
+class NodeTaints(Frozen):
     """The taints a NodePool (``spec.template.spec.taints``) or Provisioner (``spec.taints``)
     puts on its nodes, or why they are unknown. Startup taints are left out: Karpenter expects
     a daemon to remove them, so they do not keep pods off for the node's life."""
 
-    taints: tuple[Taint, ...] = ()
-    unknown: str | None = None
-    path: str = "spec.template.spec.taints"
+    __slots__ = ("taints", "unknown", "path")
+
+    taints: tuple[Taint, ...]
+    unknown: str | None
+    path: str
+
+    def __init__(
+        self,
+        taints: tuple[Taint, ...] = (),
+        unknown: str | None = None,
+        path: str = "spec.template.spec.taints",
+    ) -> None:
+        object.__setattr__(self, "taints", taints)
+        object.__setattr__(self, "unknown", unknown)
+        object.__setattr__(self, "path", path)
 
 
 def node_taints(obj: K8sObject) -> NodeTaints:

@@ -10,11 +10,14 @@ under ``manifest``). Each becomes one :class:`K8sObject`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Final
 
+from gpupool.record import Frozen
 from policies.facts.values import Maybe, Side, block, inputs_of, is_map
 from policies.model import UNKNOWN, ResourceChange, ResourceKind, normalise_inputs
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 # Terraform's typed resources → Kubernetes kind.
 TERRAFORM_KINDS: Final = {
@@ -29,9 +32,10 @@ TERRAFORM_KINDS: Final = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class K8sObject:
+class K8sObject(Frozen):
     """One Kubernetes object: kind, identity, labels, and its spec (snake_case keys)."""
+
+    __slots__ = ("kind", "api_version", "name", "namespace", "labels", "spec", "terraform", "root")
 
     kind: str
     api_version: str  # "" when the source does not say (Terraform's typed resources)
@@ -40,7 +44,27 @@ class K8sObject:
     labels: Mapping[str, Any]
     spec: Mapping[str, Any] | Maybe | None
     terraform: bool  # Terraform's typed shape (blocks as lists, singular container)
-    root: Mapping[str, Any] = field(default_factory=dict)
+    root: Mapping[str, Any]
+
+    def __init__(
+        self,
+        kind: str,
+        api_version: str,
+        name: str | Maybe | None,
+        namespace: str | Maybe | None,
+        labels: Mapping[str, Any],
+        spec: Mapping[str, Any] | Maybe | None,
+        terraform: bool,
+        root: Mapping[str, Any] | None = None,
+    ) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "api_version", api_version)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "namespace", namespace)
+        object.__setattr__(self, "labels", labels)
+        object.__setattr__(self, "spec", spec)
+        object.__setattr__(self, "terraform", terraform)
+        object.__setattr__(self, "root", {} if root is None else root)
 
     @property
     def group(self) -> str:

@@ -11,20 +11,29 @@ land on tainted GPU nodes, or asks for them, without knowing the kind that holds
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
 
+from gpupool.record import Frozen
 from policies.facts.k8s.karpenter import Requirement
 from policies.facts.values import block, blocks, is_map
 from policies.model import UNKNOWN
 
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
-@dataclass(frozen=True, slots=True)
-class Toleration:
+
+class Toleration(Frozen):
+    __slots__ = ("key", "operator", "value", "effect")
     key: str  # "" with operator Exists: tolerates every taint
     operator: str  # Equal (the default) | Exists
     value: str
     effect: str  # "" tolerates every effect
+
+    def __init__(self, key: str, operator: str, value: str, effect: str) -> None:
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "operator", operator)
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "effect", effect)
 
     def tolerates(self, key: str, effect: str, value: str | None = None) -> bool:
         """Kubernetes' rule: an empty key with Exists matches every taint; otherwise keys
@@ -38,16 +47,29 @@ class Toleration:
         return self.operator == "Exists" or value is None or self.value == value
 
 
-@dataclass(frozen=True, slots=True)
-class Placement:
+class Placement(Frozen):
     """A pod spec's tolerations and required node labels. ``terms`` are the required
     node-affinity terms (OR of ANDs), each already joined with the nodeSelector entries;
     () means any node. ``unknown``: why a part of it is unknown until apply."""
 
-    tolerations: tuple[Toleration, ...] = ()
-    terms: tuple[tuple[Requirement, ...], ...] = ()
-    unknown: str | None = None
-    selector: tuple[Requirement, ...] = ()  # the nodeSelector part of every term
+    __slots__ = ("tolerations", "terms", "unknown", "selector")
+
+    tolerations: tuple[Toleration, ...]
+    terms: tuple[tuple[Requirement, ...], ...]
+    unknown: str | None
+    selector: tuple[Requirement, ...]  # the nodeSelector part of every term
+
+    def __init__(
+        self,
+        tolerations: tuple[Toleration, ...] = (),
+        terms: tuple[tuple[Requirement, ...], ...] = (),
+        unknown: str | None = None,
+        selector: tuple[Requirement, ...] = (),
+    ) -> None:
+        object.__setattr__(self, "tolerations", tolerations)
+        object.__setattr__(self, "terms", terms)
+        object.__setattr__(self, "unknown", unknown)
+        object.__setattr__(self, "selector", selector)
 
     def tolerates(self, key: str, effect: str = "NoSchedule", value: str | None = None) -> bool:
         return any(t.tolerates(key, effect, value) for t in self.tolerations)

@@ -11,25 +11,47 @@ message can name the line to change in the user's own spelling
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
 
+from gpupool.record import Frozen
 from policies.facts.k8s.quantities import GPU_RESOURCES, Quantity, quantity
 from policies.facts.values import Maybe, block, blocks, is_map
 from policies.model import UNKNOWN
 
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
-@dataclass(frozen=True, slots=True)
-class ContainerGpus:
+
+class ContainerGpus(Frozen):
     """The GPUs one container asks for: per GPU resource name, in limits and in requests."""
+
+    __slots__ = ("name", "init", "limits", "requests", "unknown", "path", "resources_path")
 
     name: str
     init: bool
     limits: Mapping[str, Quantity]
     requests: Mapping[str, Quantity]
-    unknown: str | None = None  # the container's resources are unknown until apply
-    path: str = ""  # snake_case path of the container (spec.template.spec.containers[0])
-    resources_path: str = ""  # …and of its resources block (….containers[0].resources)
+    unknown: str | None  # the container's resources are unknown until apply
+    path: str  # snake_case path of the container (spec.template.spec.containers[0])
+    resources_path: str  # …and of its resources block (….containers[0].resources)
+
+    def __init__(
+        self,
+        name: str,
+        init: bool,
+        limits: Mapping[str, Quantity],
+        requests: Mapping[str, Quantity],
+        unknown: str | None = None,
+        path: str = "",
+        resources_path: str = "",
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "init", init)
+        object.__setattr__(self, "limits", limits)
+        object.__setattr__(self, "requests", requests)
+        object.__setattr__(self, "unknown", unknown)
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "resources_path", resources_path)
 
     @property
     def resources(self) -> tuple[str, ...]:
@@ -51,13 +73,24 @@ class ContainerGpus:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class PodGpus:
+class PodGpus(Frozen):
     """A pod template's containers and what they ask for; ``unknown`` says why it is unknown."""
 
-    containers: tuple[ContainerGpus, ...] = ()
-    unknown: str | None = None
-    path: str = ""  # snake_case path of the pod spec, for messages (spec.template.spec)
+    __slots__ = ("containers", "unknown", "path")
+
+    containers: tuple[ContainerGpus, ...]
+    unknown: str | None
+    path: str  # snake_case path of the pod spec, for messages (spec.template.spec)
+
+    def __init__(
+        self,
+        containers: tuple[ContainerGpus, ...] = (),
+        unknown: str | None = None,
+        path: str = "",
+    ) -> None:
+        object.__setattr__(self, "containers", containers)
+        object.__setattr__(self, "unknown", unknown)
+        object.__setattr__(self, "path", path)
 
     @property
     def gpu_containers(self) -> tuple[ContainerGpus, ...]:

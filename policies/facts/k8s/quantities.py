@@ -7,10 +7,13 @@ zero; one unknown until apply stays :data:`~policies.model.UNKNOWN`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Final
 
+from gpupool.record import Frozen
 from policies.model import UNKNOWN
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 # Extended resources that are whole GPUs (time-slicing's renamed shared GPU included): what the
 # per-container, limits and quota rules count.
@@ -30,12 +33,17 @@ def is_accelerator(resource: str) -> bool:
     return resource.startswith(_ACCELERATOR_PREFIXES)
 
 
-@dataclass(frozen=True, slots=True)
-class Quantity:
+class Quantity(Frozen):
     """A resource quantity: its value, or why it has none (unknown until apply, not a number)."""
+
+    __slots__ = ("raw", "value")
 
     raw: Any
     value: float | None  # None when unknown or unreadable
+
+    def __init__(self, raw: Any, value: float | None) -> None:
+        object.__setattr__(self, "raw", raw)
+        object.__setattr__(self, "value", value)
 
     @property
     def unknown(self) -> bool:

@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from gpupool.record import Frozen
 from policies.facts.k8s.objects import K8sObject
 from policies.facts.k8s.quantities import GPU_RESOURCES
 from policies.facts.values import block, is_map
 from policies.model import UNKNOWN
 
 
-@dataclass(frozen=True, slots=True)
-class QuotaGpus:
+class QuotaGpus(Frozen):
     """The ``requests.<gpu>`` keys a ResourceQuota bounds."""
+
+    __slots__ = ("resources", "scoped", "unknown")
 
     resources: tuple[str, ...]  # GPU resources with a requests.* hard limit
     scoped: bool  # scopes / scopeSelector: it covers only some pods
-    unknown: bool = False
+    unknown: bool
+
+    def __init__(self, resources: tuple[str, ...], scoped: bool, unknown: bool = False) -> None:
+        object.__setattr__(self, "resources", resources)
+        object.__setattr__(self, "scoped", scoped)
+        object.__setattr__(self, "unknown", unknown)
 
 
 def quota_gpus(obj: K8sObject) -> QuotaGpus:

@@ -12,9 +12,7 @@ kinds that run no pods have nothing to stray, so neither is scanned.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Final
-
+from gpupool.record import Frozen
 from policies.facts.k8s.objects import K8sObject, k8s_object
 from policies.facts.k8s.readers import workload
 from policies.facts.k8s.scan import Request, accelerator_requests
@@ -22,15 +20,29 @@ from policies.facts.k8s.workload import Workload
 from policies.facts.values import Side
 from policies.model import UNKNOWN, ResourceChange
 
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Final
+
 _READ_WHOLE: Final = frozenset({"builtin", "no_pods"})
 _CACHE_MAX: Final = 1 << 16
 
 
-@dataclass(frozen=True, slots=True)
-class Reading:
+class Reading(Frozen):
+    __slots__ = ("obj", "workload", "stray")
     obj: K8sObject
     workload: Workload | None
-    stray: tuple[Request, ...] = ()
+    stray: tuple[Request, ...]
+
+    def __init__(
+        self,
+        obj: K8sObject,
+        workload: Workload | None,
+        stray: tuple[Request, ...] = (),
+    ) -> None:
+        object.__setattr__(self, "obj", obj)
+        object.__setattr__(self, "workload", workload)
+        object.__setattr__(self, "stray", stray)
 
     @property
     def understood(self) -> bool:

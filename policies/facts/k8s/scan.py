@@ -12,11 +12,14 @@ template's ``manifest``): a non-zero count next to an accelerator name.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Final
 
+from gpupool.record import Frozen
 from policies.facts.k8s.quantities import is_accelerator, quantity
 from policies.facts.values import is_map
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 _SKIP: Final = frozenset({"labels", "annotations", "node_selector", "match_labels", "status",
                           "managed_fields"})
@@ -25,13 +28,19 @@ _TEXT: Final = re.compile(r"""["']?((?:nvidia\.com/(?:gpu[\w.-]*|mig-[\w.-]+))|a
                           r"""\s*:\s*["']?([^\s"',}]+)""")
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
+class Request(Frozen):
     """An accelerator asked for at ``path`` (the mapping's snake_case path) for ``resource``."""
+
+    __slots__ = ("path", "resource", "count")
 
     path: str
     resource: str
     count: Any
+
+    def __init__(self, path: str, resource: str, count: Any) -> None:
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "resource", resource)
+        object.__setattr__(self, "count", count)
 
 
 def _requesting(key: str) -> bool:

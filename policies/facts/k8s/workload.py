@@ -8,13 +8,16 @@ PyTorchJob's ``Worker`` replica spec or a RayCluster's worker group.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
+from gpupool.record import Frozen
 from policies.facts.k8s.objects import K8sObject, describe
 from policies.facts.k8s.pods import PodGpus
 from policies.facts.values import Maybe
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Lifecycle(StrEnum):
@@ -28,16 +31,29 @@ class Lifecycle(StrEnum):
     NONE = "none"  # runs no pods (a quota, a NodePool): understood, nothing to count
 
 
-@dataclass(frozen=True, slots=True)
-class Replicas:
+class Replicas(Frozen):
     """How many pods of a role run. ``min == max``: fixed. ``max`` None: no bound the object
     sets (a DaemonSet's one per node, a fan-out). ``unknown``: why a count is unknown until
     apply. ``path``: where the count is set (snake_case), None when it is the kind's default."""
 
+    __slots__ = ("min", "max", "path", "unknown")
+
     min: int | None
     max: int | None
-    path: str | None = None
-    unknown: str | None = None
+    path: str | None
+    unknown: str | None
+
+    def __init__(
+        self,
+        min: int | None,
+        max: int | None,
+        path: str | None = None,
+        unknown: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "min", min)
+        object.__setattr__(self, "max", max)
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "unknown", unknown)
 
     @property
     def fixed(self) -> bool:
@@ -47,8 +63,7 @@ class Replicas:
 ONE = Replicas(1, 1)
 
 
-@dataclass(frozen=True, slots=True)
-class Autoscaler:
+class Autoscaler(Frozen):
     """A kind's own autoscaling of a role (not an HPA or ScaledObject pointing at it).
 
     ``enabled`` UNKNOWN: unknown until apply. ``metrics``: what it scales on, as written
@@ -56,22 +71,43 @@ class Autoscaler:
     concurrency). ``on_load``: scales on demand, not on CPU or memory alone. ``never``: why the
     kind never scales the role whatever it sets, and what to do instead ("" when it may)."""
 
+    __slots__ = ("name", "enabled", "path", "min", "max", "metrics", "on_load", "never")
+
     name: str  # "RayCluster autoscaler", "KServe autoscaler (Knative)"
     enabled: bool | Maybe
     path: str  # where it is switched on or bounded (snake_case)
     min: int | None
     max: int | None  # None: no upper bound
-    metrics: tuple[str, ...] = ()
-    on_load: bool = True
-    never: str = ""
+    metrics: tuple[str, ...]
+    on_load: bool
+    never: str
+
+    def __init__(
+        self,
+        name: str,
+        enabled: bool | Maybe,
+        path: str,
+        min: int | None,
+        max: int | None,
+        metrics: tuple[str, ...] = (),
+        on_load: bool = True,
+        never: str = "",
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "enabled", enabled)
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "min", min)
+        object.__setattr__(self, "max", max)
+        object.__setattr__(self, "metrics", metrics)
+        object.__setattr__(self, "on_load", on_load)
+        object.__setattr__(self, "never", never)
 
     @property
     def can_scale(self) -> bool:
         return self.max is None or self.min is None or self.max > self.min
 
 
-@dataclass(frozen=True, slots=True)
-class Role:
+class Role(Frozen):
     """One pod template of a workload and how many pods it runs.
 
     ``name`` is "" for kinds with one template, else the role as the kind names it (``Worker``,
@@ -79,12 +115,30 @@ class Role:
     as written (node selectors, tolerations, affinity), None when the kind keeps only a
     resources block (NIMService)."""
 
+    __slots__ = ("name", "pods", "replicas", "labels", "spec", "autoscaler")
+
     name: str
     pods: PodGpus
-    replicas: Replicas = ONE
-    labels: Mapping[str, Any] | None = None
-    spec: Mapping[str, Any] | Maybe | None = None
-    autoscaler: Autoscaler | None = None
+    replicas: Replicas
+    labels: Mapping[str, Any] | None
+    spec: Mapping[str, Any] | Maybe | None
+    autoscaler: Autoscaler | None
+
+    def __init__(
+        self,
+        name: str,
+        pods: PodGpus,
+        replicas: Replicas = ONE,
+        labels: Mapping[str, Any] | None = None,
+        spec: Mapping[str, Any] | Maybe | None = None,
+        autoscaler: Autoscaler | None = None,
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "pods", pods)
+        object.__setattr__(self, "replicas", replicas)
+        object.__setattr__(self, "labels", labels)
+        object.__setattr__(self, "spec", spec)
+        object.__setattr__(self, "autoscaler", autoscaler)
 
     @property
     def path(self) -> str:
@@ -96,29 +150,53 @@ class Role:
         return bool(self.pods.unknown or self.pods.gpu_containers)
 
 
-@dataclass(frozen=True, slots=True)
-class Deadline:
+class Deadline(Frozen):
     """Where a kind bounds its run time, and what it is set to (None: not set)."""
+
+    __slots__ = ("path", "seconds")
 
     path: str  # snake_case: spec.active_deadline_seconds, spec.run_policy.active_deadline_seconds
     seconds: int | Maybe | None
 
+    def __init__(self, path: str, seconds: int | Maybe | None) -> None:
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "seconds", seconds)
 
-@dataclass(frozen=True, slots=True)
-class Workload:
+
+class Workload(Frozen):
     """An object as the rules read it: its roles (pod templates) and how they run.
 
     ``deadlines``: every place the kind bounds run time (the first is the one to set), () when
     it has none. ``scale_target``: an HPA or KEDA ScaledObject may name it in scaleTargetRef
     (it has a scale subresource). ``unknown``: why its pods cannot be read at all."""
 
+    __slots__ = ("obj", "reader", "lifecycle", "roles", "deadlines", "scale_target", "unknown")
+
     obj: K8sObject
     reader: str  # the reader's name (its module): builtin, kubeflow, ray, …
     lifecycle: Lifecycle
-    roles: tuple[Role, ...] = ()
-    deadlines: tuple[Deadline, ...] = ()
-    scale_target: bool = False
-    unknown: str | None = None
+    roles: tuple[Role, ...]
+    deadlines: tuple[Deadline, ...]
+    scale_target: bool
+    unknown: str | None
+
+    def __init__(
+        self,
+        obj: K8sObject,
+        reader: str,
+        lifecycle: Lifecycle,
+        roles: tuple[Role, ...] = (),
+        deadlines: tuple[Deadline, ...] = (),
+        scale_target: bool = False,
+        unknown: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "obj", obj)
+        object.__setattr__(self, "reader", reader)
+        object.__setattr__(self, "lifecycle", lifecycle)
+        object.__setattr__(self, "roles", roles)
+        object.__setattr__(self, "deadlines", deadlines)
+        object.__setattr__(self, "scale_target", scale_target)
+        object.__setattr__(self, "unknown", unknown)
 
     @property
     def gpu_roles(self) -> tuple[Role, ...]:

@@ -6,8 +6,6 @@ changes (the rules, the census and docs/policies.md read the table).
 
 from __future__ import annotations
 
-from typing import Final
-
 from policies.facts.k8s.objects import K8sObject
 from policies.facts.k8s.readers import (
     argo,
@@ -27,6 +25,10 @@ from policies.facts.k8s.readers import (
 from policies.facts.k8s.readers._base import Reader
 from policies.facts.k8s.workload import Workload
 from policies.model import UNKNOWN
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Final
 
 MODULES: Final = (builtin, kubeflow, trainer, jobset, lws, ray, kserve, kserve_llm, argo, volcano,
                    nim, keda, no_pods)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
+from gpupool.record import Frozen
 from policies.facts.k8s.objects import K8sObject
 from policies.facts.k8s.pods import PodGpus, labels_of, pod_spec
 from policies.facts.k8s.quantities import whole_number
@@ -21,21 +20,44 @@ from policies.facts.k8s.workload import (
 from policies.facts.values import block, is_map
 from policies.model import UNKNOWN
 
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
-@dataclass(frozen=True)
-class Reader:
+
+class Reader(Frozen):
     """Reads the kinds ``kinds`` (API group, kind; group "" is the core group and Terraform's
     typed resources) into a :class:`Workload`. ``roles``, ``autoscaled`` and ``deadline`` say,
     for docs/policies.md, which templates it reads, what counts as autoscaled for the kind and
     where its deadline lives."""
+
+    __slots__ = ("name", "kinds", "lifecycle", "read", "roles", "autoscaled", "deadline")
 
     name: str
     kinds: tuple[tuple[str, str], ...]
     lifecycle: Lifecycle
     read: Callable[[K8sObject], Workload]
     roles: str
-    autoscaled: str = ""
-    deadline: str = ""
+    autoscaled: str
+    deadline: str
+
+    def __init__(
+        self,
+        name: str,
+        kinds: tuple[tuple[str, str], ...],
+        lifecycle: Lifecycle,
+        read: Callable[[K8sObject], Workload],
+        roles: str,
+        autoscaled: str = "",
+        deadline: str = "",
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "kinds", kinds)
+        object.__setattr__(self, "lifecycle", lifecycle)
+        object.__setattr__(self, "read", read)
+        object.__setattr__(self, "roles", roles)
+        object.__setattr__(self, "autoscaled", autoscaled)
+        object.__setattr__(self, "deadline", deadline)
 
 
 def spec_of(obj: K8sObject) -> dict[str, Any]:

@@ -6,8 +6,6 @@ for ``templateDefaults``. GPUs asked for in text (``podSpecPatch``, a resource t
 
 from __future__ import annotations
 
-from typing import Any
-
 from policies.facts.k8s.objects import K8sObject
 from policies.facts.k8s.pods import ContainerGpus, PodGpus, container
 from policies.facts.k8s.readers._base import Reader, deadline_at, spec_of
@@ -15,6 +13,10 @@ from policies.facts.k8s.scan import text_requests
 from policies.facts.k8s.workload import Lifecycle, Replicas, Role, Workload
 from policies.facts.values import block, blocks, is_map
 from policies.model import UNKNOWN
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 _FAN_OUT = Replicas(1, None)  # steps and DAG tasks may run a template many times at once
 

@@ -4,8 +4,6 @@ templates of Kubeflow Trainer's runtimes (:mod:`.trainer`)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from policies.facts.k8s.objects import K8sObject
 from policies.facts.k8s.readers._base import (
     Reader,
@@ -18,6 +16,10 @@ from policies.facts.k8s.readers._base import (
 from policies.facts.k8s.workload import Deadline, Lifecycle, Replicas, Role, Workload
 from policies.facts.values import block, blocks, is_map
 from policies.model import UNKNOWN
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def replicated_jobs(spec: Any, base: str, num_nodes: dict[str, Replicas] | None = None

@@ -20,7 +20,6 @@ website @ 05b83a6c).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
 
 from policies.facts.k8s.autoscalers import texts
 from policies.facts.k8s.objects import K8sObject
@@ -30,6 +29,10 @@ from policies.facts.k8s.readers._base import Reader, spec_of
 from policies.facts.k8s.workload import Autoscaler, Lifecycle, Replicas, Role, Workload
 from policies.facts.values import block, is_map
 from policies.model import UNKNOWN
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 COMPONENTS: Final = ("predictor", "transformer", "explainer")
 # The predictor's model and framework specs, and the explainers': each is one container.

@@ -7,7 +7,6 @@ autoscaler)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from policies.facts.k8s.autoscalers import texts
 from policies.facts.k8s.objects import K8sObject
@@ -17,6 +16,10 @@ from policies.facts.k8s.readers._base import Reader, count_at, range_at, spec_of
 from policies.facts.k8s.workload import Autoscaler, Lifecycle, Replicas, Role, Workload
 from policies.facts.values import block, is_map
 from policies.model import UNKNOWN
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _llmisvc(obj: K8sObject) -> Workload:

@@ -3,8 +3,6 @@ XGBoostJob, JAXJob and MXJob — one role per replica spec (``Master``, ``Worker
 
 from __future__ import annotations
 
-from typing import Final
-
 from policies.facts.k8s.autoscalers import texts
 from policies.facts.k8s.objects import K8sObject
 from policies.facts.k8s.readers._base import (
@@ -18,6 +16,10 @@ from policies.facts.k8s.readers._base import (
 from policies.facts.k8s.workload import Autoscaler, Lifecycle, Role, Workload
 from policies.facts.values import block, is_map
 from policies.model import UNKNOWN
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Final
 
 # kind → its replica specs key (snake_case, as normalised: pytorchReplicaSpecs → …)
 REPLICA_SPECS: Final = {

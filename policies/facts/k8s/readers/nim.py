@@ -7,7 +7,6 @@ block, not a pod template; ``replicas`` × the multi-node pipeline size; the ope
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from policies.facts.k8s.autoscalers import texts
 from policies.facts.k8s.objects import K8sObject
@@ -17,6 +16,10 @@ from policies.facts.k8s.readers._base import Reader, count_at, range_at, spec_of
 from policies.facts.k8s.workload import Autoscaler, Lifecycle, Replicas, Role, Workload
 from policies.facts.values import block, blocks, flag, is_map
 from policies.model import UNKNOWN
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def service_role(name: str, spec: Any, path: str) -> Role:

@@ -4,11 +4,13 @@ and common kinds that carry no resources at all. The fail-closed scan skips them
 
 from __future__ import annotations
 
-from typing import Final
-
 from policies.facts.k8s.objects import K8sObject
 from policies.facts.k8s.readers._base import Reader
 from policies.facts.k8s.workload import Lifecycle, Workload
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Final
 
 KINDS: Final = (
     # core

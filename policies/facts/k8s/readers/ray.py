@@ -5,8 +5,6 @@ replica ranges and the cluster's autoscaler."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from policies.facts.k8s.objects import K8sObject
 from policies.facts.k8s.readers._base import (
     Reader,
@@ -20,6 +18,10 @@ from policies.facts.k8s.readers._base import (
 from policies.facts.k8s.workload import ONE, Autoscaler, Lifecycle, Replicas, Role, Workload
 from policies.facts.values import block, blocks, flag, is_map
 from policies.model import UNKNOWN
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 _AUTOSCALER = "RayCluster autoscaler"
 _MAX = 2147483647  # KubeRay's default maxReplicas: no bound
