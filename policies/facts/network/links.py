@@ -160,7 +160,8 @@ class LinkIndex:
 
     def __init__(self, plan: PlanLinks) -> None:
         self.plan = plan
-        self._by_value: dict[tuple[ResourceKind, str], ResourceChange] = {}
+        self._by_value: dict[tuple[ResourceKind, str], ResourceChange] | None = None
+        self._keyed: list[ResourceChange] = []  # indexed by id and name on first by_value
         self.rules: list[ResourceChange] = []
         self.attachments: list[ResourceChange] = []
         self.addresses: list[ResourceChange] = []  # EIPs, EIP associations
@@ -168,25 +169,21 @@ class LinkIndex:
         self.launchers: list[ResourceChange] = []
         self.templates: list[ResourceChange] = []
         self._built: dict[str, Pointers] = {}
+        listed = {ResourceKind.SECURITY_GROUP_RULE: self.rules,
+                  ResourceKind.LB_ATTACHMENT: self.attachments,
+                  ResourceKind.ELASTIC_IP: self.addresses,
+                  ResourceKind.NETWORK_INTERFACE: self.interfaces,
+                  ResourceKind.LAUNCH_TEMPLATE: self.templates}
         for c in plan.by_address.values():
             if c.change in _GONE:
                 continue
-            if c.kind in _KEYED:
-                for k in ("id", "name", "arn", "placement_group_id", "network_interface_id"):
-                    value = c.after.get(k)
-                    if isinstance(value, str) and value:
-                        self._by_value.setdefault((c.kind, value), c)
-            if c.kind is ResourceKind.SECURITY_GROUP_RULE:
-                self.rules.append(c)
-            elif c.kind is ResourceKind.LB_ATTACHMENT:
-                self.attachments.append(c)
-            elif c.kind is ResourceKind.ELASTIC_IP:
-                self.addresses.append(c)
-            elif c.kind is ResourceKind.NETWORK_INTERFACE:
-                self.interfaces.append(c)
-            elif c.kind is ResourceKind.LAUNCH_TEMPLATE:
-                self.templates.append(c)
-            if c.kind in LAUNCHERS:
+            kind = c.kind
+            if kind in _KEYED:
+                self._keyed.append(c)
+            found = listed.get(kind)
+            if found is not None:
+                found.append(c)
+            if kind in LAUNCHERS:
                 self.launchers.append(c)
 
     def refs(self, change: ResourceChange, path: str, kinds: frozenset[ResourceKind]
@@ -228,8 +225,16 @@ class LinkIndex:
         return Found(tuple(targets), tuple(outside), reason, True)
 
     def by_value(self, kinds: frozenset[ResourceKind], value: str) -> ResourceChange | None:
+        by_value = self._by_value
+        if by_value is None:  # the first link by value: most plans without proxies make none
+            by_value = self._by_value = {}
+            for c in self._keyed:
+                for k in ("id", "name", "arn", "placement_group_id", "network_interface_id"):
+                    key = c.after.get(k)
+                    if isinstance(key, str) and key:
+                        by_value.setdefault((c.kind, key), c)
         for kind in kinds:
-            found = self._by_value.get((kind, value))
+            found = by_value.get((kind, value))
             if found is not None:
                 return found
         return None

@@ -7,12 +7,12 @@ from __future__ import annotations
 from gpupool.record import Frozen
 from gpupool.tags import CLIENT_ROLE, MAX_RTT_TAG, MIN_GBPS_TAG, PROXY_ROLE, ROLE_TAG
 from policies.facts.network.links import LAUNCHERS, LinkIndex, PlanLinks
-from policies.facts.tags import group_tags
 from policies.facts.values import Maybe, Side, blocks, inputs_of, is_map
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any, Final
 
 PROXY: Final = PROXY_ROLE
@@ -34,13 +34,11 @@ def own_tag(change: ResourceChange, key: str, side: Side = "new") -> Any:
             if value is UNKNOWN or (isinstance(value, str) and value):
                 return value
     if change.kind is ResourceKind.AUTOSCALING_GROUP:
-        listed = group_tags(inputs)
+        listed, value = _group_tag(inputs, key)
         if listed is UNKNOWN:
             unknown = True
-        else:
-            for tag in listed:
-                if tag.key == key:
-                    return tag.value
+        elif listed:
+            return value
     if change.kind is ResourceKind.LAUNCH_TEMPLATE:
         specs = blocks(inputs.get("tag_specifications"))
         if specs is UNKNOWN:
@@ -55,6 +53,31 @@ def own_tag(change: ResourceChange, key: str, side: Side = "new") -> Any:
                 elif is_map(tags) and key in tags:
                     return tags[key]
     return UNKNOWN if unknown else None
+
+
+def _group_tag(inputs: Mapping[str, Any], key: str) -> tuple[bool | Maybe, Any]:
+    """(whether an autoscaling group's tag list holds ``key``, its value): what
+    :func:`group_tags` would say of that key (UNKNOWN when the list is unknown), read without
+    making every tag of every group."""
+    found, value = False, None
+    for name in ("tag", "tags"):
+        raw = inputs.get(name)
+        if name == "tags" and is_map(raw):
+            continue  # not the ASG shape
+        items = blocks(raw)
+        if items is UNKNOWN:
+            return UNKNOWN, None
+        for item in items:
+            if item is UNKNOWN:
+                return UNKNOWN, None
+            if not is_map(item):
+                continue
+            tag = item.get("key")
+            if tag is UNKNOWN:
+                return UNKNOWN, None
+            if not found and tag == key and isinstance(tag, str) and tag:
+                found, value = True, item.get("value")
+    return found, value
 
 
 def budget_number(value: Any, *, zero: bool = False) -> float | Maybe | str | None:
