@@ -118,19 +118,21 @@ def _object(value: dict[Any, Any], verbatim_keys: bool) -> Any:
     if SIG_KEY in value and _resolvable(value[SIG_KEY]):
         return _normalised(_signed(value), verbatim_keys)
     out: dict[str, Any] = {}
+    if verbatim_keys:  # a map of user data (tags, labels): its keys as written
+        for k, v in value.items():
+            out[str(k)] = ((UNKNOWN if v in _MARKERS else v) if type(v) is str
+                           else _normalised(v, False))
+        return out
     known = _SNAKE.get
     for k, v in value.items():
-        if verbatim_keys:
-            key = str(k)
-        else:
-            key = known(k) if type(k) is str else None
-            if key is None:
-                key = _snake(str(k))
+        key = known(k) if type(k) is str else None
+        if key is None:
+            key = _snake(str(k))
         t = type(v)
         if t is str:
             out[key] = UNKNOWN if v in _MARKERS else v
         elif t is dict:
-            out[key] = _object(v, not verbatim_keys and key in _USER_MAPS)
+            out[key] = _object(v, key in _USER_MAPS)
         elif t is list:
             out[key] = _list(v)
         else:
