@@ -30,6 +30,7 @@ class _Price(Frozen):
 
 
 _NOTHING = _Price(0.0, False)
+_NO_PRICE = _Price(None, False)  # a type the catalog has no GPU row for: no GPU, no line
 
 
 def cost_lines(plan: Plan, index: PlanIndex, catalog: Catalog) -> list[CostLine]:
@@ -91,7 +92,7 @@ def _instance_price(change: ResourceChange, side: Side, index: PlanIndex,
             types = index.own_types(link.targets[0], side)
     row = catalog.get(types.known[0]) if types.known else None
     if row is None:
-        return _Price(None, False)
+        return _NO_PRICE
     if row.price_per_hour is None:
         return _Price(None, True, f"no recorded price for {row.instance_type}")
     return _Price(row.price_per_hour, True)

@@ -121,12 +121,22 @@ class References:
         self._targets: dict[tuple[tuple[str, ...], str], list[tuple[str, _Target]]] = {}
         self._refs: dict[str, Ref | None] = {}
         self._prefixes: dict[tuple[Segment, ...], str] = {(): ""}
+        self._names_of: dict[tuple[Segment, ...], tuple[str, ...]] = {}
+
+    def _names(self, segments: tuple[Segment, ...]) -> tuple[str, ...]:
+        """The module call names of a module instance path, worked out once per path."""
+        if not segments:
+            return ()
+        names = self._names_of.get(segments)
+        if names is None:
+            names = self._names_of[segments] = tuple(name for name, _ in segments)
+        return names
 
     def for_resource(
         self, segments: tuple[Segment, ...], rel: str, own_key: str
     ) -> dict[str, str]:
         """Key path → address for one resource instance (empty when nothing resolves)."""
-        names = tuple(name for name, _ in segments) if segments else ()
+        names = self._names(segments)
         targets = self._targets.get((names, rel))
         if targets is None:
             targets = self._targets[(names, rel)] = self._targets_for(names, rel)
@@ -141,7 +151,7 @@ class References:
         section, or a module whose source it leaves out): then nothing is known about them.
         Dynamic blocks are not in Terraform's JSON configuration (it reads the static body).
         """
-        names = tuple(name for name, _ in segments) if segments else ()
+        names = self._names(segments)
         module = self._module(names)
         return None if module is None else module.resources.get(rel)
 
@@ -155,7 +165,7 @@ class References:
         else (a resource, a data source, a module output, a local, ``each.value``, a function
         such as ``timestamp()``) is not known to be known: False.
         """
-        names = tuple(name for name, _ in segments) if segments else ()
+        names = self._names(segments)
         module = self._module(names)
         found = module.resources.get(rel) if module is not None else None
         return found is not None and self._known(found.get(key), names, 0)
@@ -164,7 +174,7 @@ class References:
         """Are these references (of an expression in the module instance ``segments``, read
         from its ``.tf`` source) all known at plan time? An expression with none is a
         constant."""
-        names = tuple(name for name, _ in segments) if segments else ()
+        names = self._names(segments)
         return not refs or self._known({"references": list(refs)}, names, 0)
 
     def _known(self, expression: Any, names: tuple[str, ...], depth: int) -> bool:
