@@ -12,11 +12,11 @@ compares the two on every report format's documents and on generated ones.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from json.encoder import INFINITY, encode_basestring  # type: ignore[attr-defined]
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 _INDENT = "  "
