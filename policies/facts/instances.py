@@ -136,24 +136,40 @@ def own_instance_types(change: ResourceChange, side: Side = "new",
         raw = inputs.get("instance_type")
         value = text(raw)
         if value is UNKNOWN:
-            return InstanceTypes(unknown=_TYPE_UNKNOWN)
+            return _UNKNOWN_TYPE
         if value is None and raw not in (None, ""):
             return InstanceTypes(unknown=_odd("instance_type", raw))
         if not value:
             if kind is not ResourceKind.LAUNCH_TEMPLATE:
-                return InstanceTypes()
+                return _NO_TYPES
             chosen = select(inputs.get("instance_requirements"), "instance_requirements",
                             catalog or load_catalog())
             return _with_selections(InstanceTypes(), [chosen] if chosen else [])
         if not value.strip():
             return InstanceTypes(unknown=_odd("instance_type", raw))
-        known, respelled = _named([value])
-        return InstanceTypes(known, respelled=respelled)
+        return _written(value)
     if kind is ResourceKind.AUTOSCALING_GROUP:
         return override_types(inputs, catalog)
     if kind is ResourceKind.EKS_NODE_GROUP:
         return _type_list(inputs.get("instance_types"), "instance_types")
-    return InstanceTypes()
+    return _NO_TYPES
+
+
+_NO_TYPES = InstanceTypes()
+_UNKNOWN_TYPE = InstanceTypes(unknown=_TYPE_UNKNOWN)
+_WRITTEN: dict[str, InstanceTypes] = {}
+
+
+def _written(value: str) -> InstanceTypes:
+    """The types of one ``instance_type`` as written: made once per spelling (a plan writes the
+    same few types on thousands of resources; the value is immutable, so it is shared)."""
+    found = _WRITTEN.get(value)
+    if found is None:
+        known, respelled = _named([value])
+        found = InstanceTypes(known, respelled=respelled)
+        if len(_WRITTEN) < 4096:  # bounded: a plan of hand-made names cannot grow it forever
+            _WRITTEN[value] = found
+    return found
 
 
 def _odd(key: str, value: Any) -> str:

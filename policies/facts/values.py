@@ -39,8 +39,15 @@ def inputs_of(change: ResourceChange, side: Side = "new") -> Mapping[str, Any]:
 
 def blocks(value: Any) -> list[Any] | Maybe:
     """A nested block as a list of elements (Terraform lists, Pulumi objects, absent = [])."""
+    kind = type(value)  # the shapes sources produce first: read for every block of every rule
+    if kind is list:
+        return value  # type: ignore[no-any-return]
+    if kind is dict:
+        return [value]
     if value is UNKNOWN:
         return UNKNOWN
+    if value is None:
+        return []
     if is_map(value):
         return [value]
     if isinstance(value, list):
@@ -50,7 +57,12 @@ def blocks(value: Any) -> list[Any] | Maybe:
 
 def block(value: Any) -> Mapping[str, Any] | Maybe | None:
     """A single nested block: Terraform's one-element list or Pulumi's object; None if absent."""
-    items = blocks(value)
+    kind = type(value)
+    if kind is dict:
+        return value  # type: ignore[no-any-return]
+    if value is None:
+        return None
+    items = value if kind is list else blocks(value)
     if items is UNKNOWN:
         return UNKNOWN
     if not items:
@@ -58,7 +70,7 @@ def block(value: Any) -> Mapping[str, Any] | Maybe | None:
     first = items[0]
     if first is UNKNOWN:
         return UNKNOWN
-    return first if is_map(first) else None
+    return first if type(first) is dict or is_map(first) else None
 
 
 def text(value: Any) -> str | Maybe | None:

@@ -234,7 +234,8 @@ class GpuSmallestInstance(Rule):
             if catalog.may_carry_gpu(name):
                 yield Finding(change.address, cannot_verify(respelled(written, name)),
                               unknown=True, detail={"written": written, "instance_type": name})
-        chosen = set(types.selected)  # judged per instance_requirements block, below
+        # judged per instance_requirements block, below
+        chosen = set(types.selected) if types.selections else ()
         for name in types.known:
             if name in params.allowed_instance_types or name in chosen:
                 continue
