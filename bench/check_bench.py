@@ -16,7 +16,15 @@ reported, with medians of wall and CPU time (user + system of the child, which a
 machine disturbs less than wall) and peak RSS. Goal: check within 2x of the floor.
 
 ``--baseline REF`` adds a third command to the same rounds: ``gpupool check`` of the code at git
-ref REF (exported to bench/out/, put first on ``PYTHONPATH``), to measure a change side by side.
+ref REF (exported to bench/out/), to measure a change side by side.
+
+``--install wheel`` (the default) measures what a user runs: the kit built as a wheel and
+installed, bytecode compiled, into a bare virtualenv of its own under bench/out/ (the baseline
+too, in another), its dependencies found in this virtualenv's site-packages through a path-only
+``.pth`` line; the floor runs in the same bare virtualenv. ``--install dev`` measures this
+editable virtualenv instead, whose start-up runs setuptools' editable finder: it imports
+pathlib, re, enum and contextlib into the floor's process as well as the check's, so it hides
+their cost and flatters the ratio (0.3-0.6x on 2026-12-03).
 
 Then, in one more fresh process per plan, where the time of a check goes (CPU per phase:
 imports, reading and normalising the plan, evaluating, rendering the JSON report) and what the
@@ -122,9 +130,51 @@ def export(ref: str) -> Path:
     return where
 
 
+# pip's console-script template, as ``pip install gpupool`` writes bin/gpupool
+SCRIPT = """#!{python}
+import re
+import sys
+from gpupool.cli import main
+if __name__ == '__main__':
+    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])
+    sys.exit(main())
+"""
+
+
+def purelib(python: Path) -> str:
+    """The site-packages directory of the interpreter ``python``."""
+    return subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        check=True, capture_output=True, text=True).stdout.strip()
+
+
+def installed(tree: Path, name: str) -> Path:
+    """A bare virtualenv at bench/out/NAME with the kit of ``tree`` installed from its wheel
+    (rebuilt on every call: ``tree`` may have uncommitted changes); its bin directory."""
+    where = OUT / name
+    if where.exists():
+        subprocess.run(["rm", "-rf", str(where)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
+    site = Path(purelib(where / "bin" / "python"))
+    subprocess.run([str(BIN / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
+                    "--target", str(site), str(tree)], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["rm", "-rf", str(site / "bin")], check=True)  # --target's scripts: ours below
+    deps = purelib(BIN / "python")
+    (site / "zz-bench-dependencies.pth").write_text(deps + "\n")  # a path only: no finder runs
+    script = where / "bin" / "gpupool"
+    script.write_text(SCRIPT.format(python=where / "bin" / "python"))
+    script.chmod(0o755)
+    return where / "bin"
+
+
 def bench(sizes: list[int], sources: list[str], rounds: dict[int, int], timeout: float,
-          baseline: tuple[str, Path] | None = None) -> list[dict[str, object]]:
-    py, gp = str(BIN / "python"), str(BIN / "gpupool")
+          baseline: tuple[str, Path] | None = None, install: str = "wheel",
+          ) -> list[dict[str, object]]:
+    bin_dir = installed(ROOT, "venv-wheel") if install == "wheel" else BIN
+    py, gp = str(bin_dir / "python"), str(bin_dir / "gpupool")
+    old_gp = None
+    if baseline is not None and install == "wheel":
+        old_gp = str(installed(baseline[1], f"venv-wheel-{baseline[1].name}") / "gpupool")
     rows: list[dict[str, object]] = []
     for n in sizes:
         for source in sources:
@@ -144,7 +194,10 @@ def bench(sizes: list[int], sources: list[str], rounds: dict[int, int], timeout:
                     ok_rc=(0, 1))),
             ]
             old = benchrun.Series(f"gpupool check at {baseline[0]}" if baseline else "")
-            if baseline is not None:  # the console script puts PYTHONPATH before the worktree
+            if old_gp is not None:  # its own installed wheel
+                jobs.append((old, lambda p=plan, g=old_gp: benchrun.measure(
+                    [g, "check", str(p), "--format", "json"], timeout=timeout, ok_rc=(0, 1))))
+            elif baseline is not None:  # the console script puts PYTHONPATH before the worktree
                 env = {**os.environ, "PYTHONPATH": str(baseline[1])}
                 jobs.append((old, lambda p=plan, e=env: benchrun.measure(
                     [gp, "check", str(p), "--format", "json"], env=e, timeout=timeout,
@@ -152,7 +205,7 @@ def bench(sizes: list[int], sources: list[str], rounds: dict[int, int], timeout:
             benchrun.interleaved(jobs, rounds[n])
             phases = json.loads(subprocess.run(
                 [py, "-c", PHASES, str(plan)], capture_output=True, text=True, check=True,
-                cwd=ROOT).stdout)
+                cwd=OUT if install == "wheel" else ROOT).stdout)  # -c puts the cwd first
             rows.append({"n": n, "source": label, "mib": mib, "floor": floor, "check": check,
                          "wall": statistics.median(_ratios(check, floor, "wall")),
                          "cpu": statistics.median(_ratios(check, floor, "cpu")),
@@ -210,6 +263,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=600, help="cap per run, s (default: 600)")
     p.add_argument("--baseline", metavar="REF",
                    help="also time gpupool check of git ref REF in the same rounds")
+    p.add_argument("--install", choices=("wheel", "dev"), default="wheel",
+                   help="wheel: the kit installed from its wheel in a bare virtualenv, as users "
+                        "have it (default); dev: this editable virtualenv")
     p.add_argument("--output", default=str(RESULTS), help="Markdown results file")
     args = p.parse_args(argv)
     # Users' installs have bytecode caches: a child that may not write them compiles every
@@ -221,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     rounds = {n: args.rounds if n < 100_000 else args.big_rounds for n in sizes}
     started = datetime.now(UTC)
     machine = benchrun.machine()
-    rows = bench(sizes, sources, rounds, args.timeout, baseline)
+    rows = bench(sizes, sources, rounds, args.timeout, baseline, args.install)
     ratios, phases = tables(rows)
     worst = max(max(float(r["wall"]), float(r["cpu"])) for r in rows)  # type: ignore[arg-type]
     goal = (f"- goal: `gpupool check` within {GOAL:.0f}× of `json.load` of the same file: "
@@ -239,7 +295,10 @@ def main(argv: list[str] | None = None) -> int:
         "Each command in a fresh process, rounds interleaved after a warm-up; the ratio is "
         "the median of per-round ratios (check / the floor of the same round). Floor: "
         f"`python -c \"{FLOOR}\" FILE`. Check: `gpupool check FILE --format json`. "
-        "Bytecode caches written (`PYTHONDONTWRITEBYTECODE` unset), as an installed kit has them."
+        "Bytecode caches written (`PYTHONDONTWRITEBYTECODE` unset), as an installed kit has them. "
+        + ("Install: the kit's wheel in a bare virtualenv (floor and check), as `pip install "
+           "gpupool` leaves it." if args.install == "wheel" else
+           "Install: the editable dev virtualenv (its start-up finder flatters the ratio).")
         + (f" *Before*: the same command on the code of `{args.baseline}` "
            f"({baseline[1].name.removeprefix('baseline-')}), in the same rounds."
            if baseline else ""),
