@@ -14,17 +14,23 @@ pauses nest and a caller that had the collector off keeps it off.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """No cyclic collection inside the block; the collector's previous state after it."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
+class _Paused:
+    """The context manager :func:`paused_gc` returns (its own: no ``contextlib`` on a check's
+    start-up)."""
+
+    __slots__ = ("_enabled",)
+
+    def __enter__(self) -> None:
+        self._enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._enabled:
             gc.enable()
+
+
+def paused_gc() -> _Paused:
+    """No cyclic collection inside the block; the collector's previous state after it."""
+    return _Paused()

@@ -6,27 +6,32 @@ processes would be left behind. :func:`signals_unwind` makes SIGTERM (and SIGHUP
 :class:`Terminated` instead. The first signal starts the unwinding; SIGINT, SIGTERM and SIGHUP
 are ignored from then on (the process is already on its way out), so a second Ctrl-C cannot cut
 the cleanup short. SIGKILL, as always, cannot be caught.
+
+Every command runs inside :func:`signals_unwind`, so this module is on every command's start-up:
+it asks ``_signal`` (the C module behind ``signal``, which builds three enum classes when
+imported) and is its own context manager (no ``contextlib``). ``signal`` is imported only to
+name a signal that arrived.
 """
 
 from __future__ import annotations
 
-import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
+import _signal
 from types import FrameType
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
     from typing import Final
 
-_SIGNALS: Final = tuple(s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None))
-                        if s is not None)
+_SIGNALS: Final = tuple(s for s in (_signal.SIGINT, _signal.SIGTERM,
+                                    getattr(_signal, "SIGHUP", None)) if s is not None)
 
 
 class Terminated(BaseException):
     """The process was asked to stop by a signal other than SIGINT (exit code 128 + signal)."""
 
     def __init__(self, signum: int) -> None:
+        import signal
+
         self.signum = signum
         super().__init__(signal.Signals(signum).name)
 
@@ -37,27 +42,38 @@ class Terminated(BaseException):
 
 def _unwind(signum: int, frame: FrameType | None) -> None:
     for s in _SIGNALS:
-        signal.signal(s, signal.SIG_IGN)
-    if signum == signal.SIGINT:
+        _signal.signal(s, _signal.SIG_IGN)
+    if signum == _signal.SIGINT:
         raise KeyboardInterrupt
     raise Terminated(signum)
 
 
-@contextmanager
-def signals_unwind() -> Iterator[None]:
+class _Unwinding:
+    """The context manager :func:`signals_unwind` returns."""
+
+    __slots__ = ("_previous",)
+
+    def __init__(self) -> None:
+        self._previous: dict[int, object] | None = None
+
+    def __enter__(self) -> None:
+        previous = {s: _signal.getsignal(s) for s in _SIGNALS}
+        try:
+            for s in _SIGNALS:
+                if previous[s] != _signal.SIG_IGN:  # `nohup` and friends asked to ignore it
+                    _signal.signal(s, _unwind)
+        except ValueError:  # not the main thread (asked of signal, not of threading)
+            return
+        self._previous = previous
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            for s, handler in self._previous.items():
+                _signal.signal(s, handler)  # type: ignore[arg-type]
+
+
+def signals_unwind() -> _Unwinding:
     """Within the block, SIGINT/SIGTERM/SIGHUP raise (see the module docstring); the previous
     handlers come back afterwards. Outside the main thread it does nothing (Python allows
     signal handlers only there)."""
-    previous = {s: signal.getsignal(s) for s in _SIGNALS}
-    try:
-        for s in _SIGNALS:
-            if previous[s] != signal.SIG_IGN:  # `nohup` and friends asked to ignore it: keep that
-                signal.signal(s, _unwind)
-    except ValueError:  # not the main thread (asked of signal, not of threading: not imported)
-        yield
-        return
-    try:
-        yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+    return _Unwinding()

@@ -109,7 +109,7 @@ def _key(key: str) -> str:
 
 _LONG_NUMBER: Final = "-?[0-9]{" + str(MAX_DIGITS + 1) + ",}"
 _QUOTE: Final = b'"'
-_KEY_BEFORE: Final = re.compile(rb'"((?:[^"\\]|\\.){0,200})"\s*:\s*$')
+_KEY_BEFORE: Final = rb'"((?:[^"\\]|\\.){0,200})"\s*:\s*$'  # compiled on an error only
 
 
 def _where(raw: bytes | str, token: str) -> str:
@@ -126,7 +126,7 @@ def _where(raw: bytes | str, token: str) -> str:
     pos = found.start(1)
     line = text.count("\n", 0, pos) + 1
     column = pos - (text.rfind("\n", 0, pos) + 1) + 1
-    before = _KEY_BEFORE.search(text[max(0, pos - 300):pos].encode("utf-8"))
+    before = re.search(_KEY_BEFORE, text[max(0, pos - 300):pos].encode("utf-8"))
     key = ""
     if before is not None:
         try:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from typing import Any, Final
 
 OFFERINGS_FILE: Final = "offerings.json"
-_COMMERCIAL: Final = re.compile(r"^(?!us-gov-|cn-)[a-z]{2}-[a-z]+-\d$")
+_COMMERCIAL: Final = r"^(?!us-gov-|cn-)[a-z]{2}-[a-z]+-\d$"  # compiled when a refresh runs
 
 
 def bundled_path() -> Path:
@@ -55,7 +55,7 @@ def record(types: Sequence[str], regions: Sequence[str] | None = None,
         if regions is None:
             client = session.client("ec2", region_name=region, config=config)
             regions = sorted(r["RegionName"] for r in client.describe_regions()["Regions"]
-                             if _COMMERCIAL.match(r["RegionName"]))
+                             if re.match(_COMMERCIAL, r["RegionName"]))
         out: dict[str, list[str]] = {}
         skipped: list[str] = []
         for name in regions:

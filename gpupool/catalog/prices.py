@@ -31,9 +31,10 @@ if TYPE_CHECKING:
 PRICE_TABLE_FILE: Final = "prices.json"
 DEFAULT_REGION: Final = "us-east-1"
 # Commercial regions: two letters, a direction, a number. GovCloud and China excluded by name.
-_COMMERCIAL: Final = re.compile(r"^(?!us-gov-|cn-)[a-z]{2}-[a-z]+-\d$")
-_KARPENTER_REGION: Final = re.compile(r'^\s*"([a-z]{2}(?:-[a-z]+)+-\d)": \{')
-_KARPENTER_PRICE: Final = re.compile(r'"([a-z0-9][a-z0-9.-]*\.[a-z0-9-]+)": ([0-9]+(?:\.[0-9]+)?)')
+# (patterns of a refresh, compiled by re's cache when one runs: not on a check's start-up)
+_COMMERCIAL: Final = r"^(?!us-gov-|cn-)[a-z]{2}-[a-z]+-\d$"
+_KARPENTER_REGION: Final = r'^\s*"([a-z]{2}(?:-[a-z]+)+-\d)": \{'
+_KARPENTER_PRICE: Final = r'"([a-z0-9][a-z0-9.-]*\.[a-z0-9-]+)": ([0-9]+(?:\.[0-9]+)?)'
 
 
 class PriceTable(Frozen):
@@ -127,13 +128,13 @@ def karpenter_prices(go_source: str) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     region: str | None = None
     for line in go_source.splitlines():
-        m = _KARPENTER_REGION.match(line)
+        m = re.match(_KARPENTER_REGION, line)
         if m:
             region = m[1]
             out[region] = {}
             continue
         if region is not None:
-            for name, price in _KARPENTER_PRICE.findall(line):
+            for name, price in re.findall(_KARPENTER_PRICE, line):
                 out[region][name] = float(price)
     return out
 
@@ -178,7 +179,7 @@ def build_document(
     regions: dict[str, Any] = {}
     for key, table in ((keys[0], primary), (keys[1], secondary)):
         for region in sorted(table):
-            if region in regions or not _COMMERCIAL.match(region):
+            if region in regions or not re.match(_COMMERCIAL, region):
                 continue
             prices = {t: table[region][t] for t in wanted if t in table[region]}
             if prices:

@@ -174,13 +174,13 @@ def _today(given: str | None) -> date | None:
         raise InputError(f"--today: expected a date YYYY-MM-DD, got {given[:40]!r}") from None
 
 
-_STACK_FILE = re.compile(r"^Pulumi\.(?P<stack>[^/]+)\.ya?ml$")
+_STACK_FILE = r"^Pulumi\.(?P<stack>[^/]+)\.ya?ml$"  # compiled when a hint is wanted
 
 
 def stack_file_hint(name: str) -> str | None:
     """A Pulumi stack file given where a plan file goes: say how to check the stack instead
     (``--stack dev`` when it is the project's own stack, else ``--stack PATH``)."""
-    m = _STACK_FILE.match(Path(name).name)
+    m = re.match(_STACK_FILE, Path(name).name)
     if m is None or not Path(name).is_file():
         return None
     stack = m.group("stack")

@@ -122,7 +122,8 @@ def short_address(address: str) -> str:
     return f"{name} ({'.'.join(token)})"
 
 
-_STACK_SOURCE: Final = re.compile(r"^stack (?P<stack>.+?)(?: \(working tree\)| @ \S+)$")
+# (compiled on first use, by re's cache: the JSON report never asks)
+_STACK_SOURCE: Final = r"^stack (?P<stack>.+?)(?: \(working tree\)| @ \S+)$"
 
 
 def stacks(result: Result) -> list[str]:
@@ -130,7 +131,7 @@ def stacks(result: Result) -> list[str]:
     URNs of what it found (a preview or offline plan file names its stack only there)."""
     out: dict[str, None] = {}
     for source in result.sources:
-        m = _STACK_SOURCE.match(source)
+        m = re.match(_STACK_SOURCE, source)
         if m is not None:
             out[Path(m.group("stack")).name.removeprefix("Pulumi.").removesuffix(".yaml")
                 .removesuffix(".yml")] = None
