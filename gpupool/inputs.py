@@ -15,12 +15,12 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from pathlib import Path
 
 from gpupool.errors import InputError
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Final
 
 STDIN: Final = "-"

@@ -32,12 +32,12 @@ import os
 import re
 import stat
 import sys
-from pathlib import Path
 
 from gpupool.errors import InputError
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Final
 
     from rich.console import Console
@@ -79,7 +79,7 @@ def write_output(path: str | Path, text: str, *, option: str = "--output") -> bo
     if st is not None and not stat.S_ISREG(st.st_mode):
         _write_through(target, st, text, option, name)
     else:
-        _replace_atomically(Path(target), text, option, name,
+        _replace_atomically(target, text, option, name,
                             None if st is None else stat.S_IMODE(st.st_mode))
     return False
 
@@ -162,10 +162,10 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def _replace_atomically(path: Path, text: str, option: str, name: str, mode: int | None) -> None:
-    directory = path.parent
+def _replace_atomically(path: str, text: str, option: str, name: str, mode: int | None) -> None:
+    """``path`` (absolute, resolved: see :func:`_resolve`) replaced by a file of ``text``."""
     try:
-        fd, tmp = _mkstemp(directory, f".{path.name}.")
+        fd, tmp = _mkstemp(os.path.dirname(path), f".{os.path.basename(path)}.")
     except OSError as e:
         raise _cannot(option, name, e) from None
     try:
@@ -174,11 +174,14 @@ def _replace_atomically(path: Path, text: str, option: str, name: str, mode: int
             f.write(text)
         os.replace(tmp, path)
     except OSError as e:
-        Path(tmp).unlink(missing_ok=True)
+        try:  # noqa: SIM105 (contextlib.suppress: contextlib is not on a check's start-up)
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
         raise _cannot(option, name, e) from None
 
 
-def _mkstemp(directory: Path, prefix: str) -> tuple[int, str]:
+def _mkstemp(directory: str | Path, prefix: str) -> tuple[int, str]:
     """``tempfile.mkstemp(prefix=prefix, dir=directory)`` without tempfile (which imports
     shutil and random: 3 ms of a check's start-up): a new file of a random name, created
     exclusively (never through a symbolic link), readable by its owner only; its absolute path."""

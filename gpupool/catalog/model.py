@@ -9,9 +9,9 @@ gives the same rows priced for region R from ``data/prices.json``.
 from __future__ import annotations
 
 import json
+import os
 import re
 from functools import cache
-from pathlib import Path
 
 from gpupool.record import Frozen, fields, replace
 
@@ -377,11 +377,13 @@ def load_catalog(path: str | None = None, region: str | None = None) -> Catalog:
     if region is not None:
         return load_catalog(path).for_region(region)
     if path is not None:
-        return catalog_from_document(json.loads(Path(path).read_text()))
+        with open(path) as f:  # (as Path.read_text: no pathlib on a check's start-up)
+            return catalog_from_document(json.loads(f.read()))
     from gpupool.catalog.offerings import load_offerings
 
     # beside this module (not importlib.resources: with tempfile and zipfile, 4 ms of a check)
-    text = (Path(__file__).parent / "data" / DATA_FILE).read_text()
+    with open(os.path.join(os.path.dirname(__file__), "data", DATA_FILE)) as f:
+        text = f.read()
     doc = json.loads(text)
     doc["offerings"] = load_offerings()  # which region offers which type (recorded apart)
     return catalog_from_document(doc)

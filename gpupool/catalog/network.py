@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from functools import cache
-from pathlib import Path
 
 from gpupool.catalog.model import Catalog, InstanceType, load_catalog
 from gpupool.errors import InputError
@@ -38,6 +38,7 @@ from gpupool.record import Frozen
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Final
 
 DATA_FILE: Final = "ena-express.json"
@@ -158,12 +159,19 @@ class NetworkData:
 
 
 def bundled_network_path() -> Path:
-    return Path(__file__).parent / "data" / DATA_FILE
+    from pathlib import Path
+
+    return Path(_bundled())
+
+
+def _bundled() -> str:
+    return os.path.join(os.path.dirname(__file__), "data", DATA_FILE)
 
 
 @cache
 def load_network_data(path: str | None = None) -> NetworkData:
-    text = Path(path).read_text() if path else bundled_network_path().read_text()
+    with open(path or _bundled()) as f:  # (as Path.read_text: no pathlib on a check's path)
+        text = f.read()
     doc = json.loads(text)
     rows = [
         NetworkFeatures(
@@ -320,6 +328,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--output", metavar="FILE", help="default: the bundled file")
     p.add_argument("--region", default="us-east-1")
     args = p.parse_args(argv)
+    from pathlib import Path
+
     out = Path(args.output) if args.output else bundled_network_path()
     try:
         doc = refresh(out, region=args.region)

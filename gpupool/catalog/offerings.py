@@ -19,12 +19,12 @@ import os
 import re
 from collections.abc import Sequence
 from functools import cache
-from pathlib import Path
 
 from gpupool.errors import InputError
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Final
 
 OFFERINGS_FILE: Final = "offerings.json"
@@ -32,13 +32,20 @@ _COMMERCIAL: Final = r"^(?!us-gov-|cn-)[a-z]{2}-[a-z]+-\d$"  # compiled when a r
 
 
 def bundled_path() -> Path:
-    return Path(__file__).parent / "data" / OFFERINGS_FILE
+    from pathlib import Path
+
+    return Path(_bundled())
+
+
+def _bundled() -> str:
+    return os.path.join(os.path.dirname(__file__), "data", OFFERINGS_FILE)
 
 
 @cache
 def load_offerings() -> dict[str, Any]:
     """The recorded offerings: ``{"source", "recorded_at", "regions": {region: [types]}}``."""
-    return dict(json.loads(bundled_path().read_text()))
+    with open(_bundled()) as f:  # (as Path.read_text: no pathlib on a check's start-up)
+        return dict(json.loads(f.read()))
 
 
 def record(types: Sequence[str], regions: Sequence[str] | None = None,

@@ -16,10 +16,10 @@ source is held to the first. Local Zones, Wavelength Zones, GovCloud and China a
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 from functools import cache
-from pathlib import Path
 
 from gpupool.errors import InputError
 from gpupool.record import Frozen
@@ -78,10 +78,10 @@ def load_price_table(path: str | None = None) -> PriceTable:
     """The bundled table (cached), or the one at ``path``; a bad file is one InputError line."""
     where = path or f"gpupool/catalog/data/{PRICE_TABLE_FILE}"
     try:
-        if path is not None:
-            text = Path(path).read_text()
-        else:
-            text = (Path(__file__).parent / "data" / PRICE_TABLE_FILE).read_text()
+        # (open as Path.read_text does: no pathlib on a check's start-up)
+        with open(path if path is not None
+                  else os.path.join(os.path.dirname(__file__), "data", PRICE_TABLE_FILE)) as f:
+            text = f.read()
         doc = json.loads(text)
     except OSError as e:
         raise InputError(f"{where}: cannot read the price table ({e.strerror})") from None

@@ -15,7 +15,6 @@ import argparse
 import os
 import re
 import sys
-from pathlib import Path
 
 from gpupool.errors import InputError
 from gpupool.gcpause import paused_gc
@@ -25,6 +24,7 @@ from gpupool.record import replace
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:  # the policy engine, sources and rich load only when the command runs
     from datetime import date
+    from pathlib import Path
     from typing import Any
 
     from policies.model import Plan
@@ -144,6 +144,8 @@ def _load_inputs(args: argparse.Namespace, plan_files: list[str]) -> tuple[Setti
         except InputError as e:
             problems += e.problems
     if args.stack and not problems:  # planning a stack is slow: only once the rest is sound
+        from pathlib import Path
+
         from policies.sources.diff import plan_stacks
 
         try:  # every stack planned in parallel, the base ref checked out once
@@ -180,6 +182,10 @@ _STACK_FILE = r"^Pulumi\.(?P<stack>[^/]+)\.ya?ml$"  # compiled when a hint is wa
 def stack_file_hint(name: str) -> str | None:
     """A Pulumi stack file given where a plan file goes: say how to check the stack instead
     (``--stack dev`` when it is the project's own stack, else ``--stack PATH``)."""
+    if "Pulumi." not in name:  # (what the pattern needs: no pathlib for a plan file)
+        return None
+    from pathlib import Path
+
     m = re.match(_STACK_FILE, Path(name).name)
     if m is None or not Path(name).is_file():
         return None
@@ -226,6 +232,8 @@ def with_utilisation(settings: Settings, path: str) -> Settings:
     from policies.rules.params import dump
 
     read_snapshot(path)  # every problem of the file, one line each, before the params see it
+    from pathlib import Path
+
     rule = get_rule("gpu-capacity-vs-utilisation")
     current = settings.policies[rule.meta.id]
     raw = dump(current.params, exclude_defaults=True)
@@ -299,8 +307,12 @@ def _emit(result: Result, args: argparse.Namespace) -> None:
         color, width = False, None
         if fmt == "text" and file is None:
             color, width = _terminal()
-        text = render(result, fmt, color=color, width=width, root=repo_root(Path.cwd()),
-                      tf_root=tf_root(args))
+        root = None
+        if fmt == "sarif":  # SARIF's paths are relative to the checkout (render: its only reader)
+            from pathlib import Path
+
+            root = repo_root(Path.cwd())
+        text = render(result, fmt, color=color, width=width, root=root, tf_root=tf_root(args))
         if file is None:
             write_stdout(text)
         elif write_output(file, text):
@@ -316,6 +328,8 @@ def tf_root(args: argparse.Namespace) -> Path | None:
     given = getattr(args, "tf_root", None)
     if given is None:
         return None
+    from pathlib import Path
+
     path = Path(given)
     if not given.strip() or not path.is_dir():
         raise InputError(f"--tf-root: expected the directory of the Terraform root module's "

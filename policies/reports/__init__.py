@@ -7,12 +7,12 @@ format is asked for, so a JSON run never loads rich and a text run never loads t
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
 
 from policies.result import Result
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Final
 
 FORMATS: Final = ("text", "json", "sarif", "junit", "markdown")

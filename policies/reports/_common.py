@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 
 from gpupool.record import Frozen
 from policies.result import CostLine, Result, Violation
@@ -129,6 +128,8 @@ _STACK_SOURCE: Final = r"^stack (?P<stack>.+?)(?: \(working tree\)| @ \S+)$"
 def stacks(result: Result) -> list[str]:
     """The Pulumi stacks a result is about, in order: from ``--stack`` origins, then from the
     URNs of what it found (a preview or offline plan file names its stack only there)."""
+    from pathlib import Path  # (SARIF and markdown only: not on a JSON or text report's path)
+
     out: dict[str, None] = {}
     for source in result.sources:
         m = re.match(_STACK_SOURCE, source)

@@ -9,7 +9,6 @@ on-premises from Prometheus) says whether the pool uses what it has. What cannot
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from fnmatch import fnmatchcase
 
 from policies.rules._common import cannot_verify
 from policies.rules.base import Finding
@@ -31,6 +30,10 @@ class Thresholds(Protocol):
 
 
 def threshold(params: Thresholds, names: Iterable[str]) -> float:
+    if not params.thresholds:  # the default: no fnmatch on a check's path
+        return params.threshold
+    from fnmatch import fnmatchcase
+
     for pattern, value in params.thresholds.items():
         if any(fnmatchcase(n, pattern) for n in names):
             return value

@@ -18,7 +18,6 @@ import argparse
 import importlib
 import sys
 from functools import cache
-from pathlib import Path
 
 from gpupool.record import Frozen
 from policies.rules._index import RULES as _ROWS
@@ -26,6 +25,7 @@ from policies.rules.params import Enforcement
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Final
 
     from policies.rules.base import Rule, RuleParams
@@ -52,7 +52,6 @@ MODULES: Final = (
     "k8s_gpu_job_deadline",
     "karpenter_gpu_consolidation",
 )
-INDEX_PATH: Final = Path(__file__).resolve().parent / "_index.py"
 _FIELDS: Final = ("id", "module", "title", "default_enforcement", "scope", "rationale", "kinds",
                   "needs_old_inputs")
 
@@ -145,11 +144,20 @@ def render_index() -> str:
     return "\n".join(lines) + "\n"
 
 
+def index_path() -> Path:
+    """policies/rules/_index.py (a function: pathlib is not on a check's start-up)."""
+    from pathlib import Path
+
+    return Path(__file__).resolve().parent / "_index.py"
+
+
 def main(argv: list[str] | None = None) -> int:
+    from pathlib import Path
+
     parser = argparse.ArgumentParser(prog="python -m policies.rules.registry",
                                      description="Write policies/rules/_index.py from the rules.")
     parser.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
-    parser.add_argument("--output", type=Path, default=INDEX_PATH)
+    parser.add_argument("--output", type=Path, default=index_path())
     args = parser.parse_args(argv)
     text = render_index()
     current = args.output.read_text() if args.output.exists() else ""

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from gpupool.errors import InputError
 from gpupool.gcpause import paused_gc
@@ -33,6 +32,7 @@ from policies.sources.region import plan_region
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:  # each reader is imported when a plan of its kind is read
+    from pathlib import Path
     from typing import Any, Final
 
     from policies.sources.kubernetes import Manifest
@@ -139,7 +139,7 @@ def _detect_lines(lines: JsonLines, origin: str) -> str:
                   "objects on separate lines")
 
 
-def parse_document(doc: Any, origin: str, tf_root: Path | None = None) -> Plan:
+def parse_document(doc: Any, origin: str, tf_root: str | Path | None = None) -> Plan:
     """A plan from an already parsed JSON document (origin names it in errors).
 
     ``tf_root``: the directory of a Terraform plan's root module sources (``.tf``), where they
@@ -168,7 +168,7 @@ def parse_document(doc: Any, origin: str, tf_root: Path | None = None) -> Plan:
     return plan
 
 
-def _dynamic_blocks_reader(doc: Any, root: Path) -> Callable[[str], Any]:
+def _dynamic_blocks_reader(doc: Any, root: str | Path) -> Callable[[str], Any]:
     """:func:`policies.tfsource.dynamic_blocks_reader`, imported (with the HCL reader) on the
     first question: the Terraform reader asks only of a resource whose plan configuration lacks
     a block its planned values hold, and most plans' configuration holds every one."""
@@ -177,9 +177,11 @@ def _dynamic_blocks_reader(doc: Any, root: Path) -> Callable[[str], Any]:
     def dynamic_blocks(address: str) -> Any:
         nonlocal reader
         if reader is None:
+            from pathlib import Path
+
             from policies.tfsource import dynamic_blocks_reader
 
-            reader = dynamic_blocks_reader(doc, root)
+            reader = dynamic_blocks_reader(doc, Path(root))
         return reader(address)
 
     return dynamic_blocks
@@ -194,32 +196,39 @@ def load_plan(path: str | Path, tf_root: Path | None = None) -> Plan:
     """
     origin = shown_name(path)  # `-` (standard input) is shown as <stdin>
     with paused_gc():
-        return parse_document(read_json(Path(path), origin), origin,
-                              None if is_stream(Path(path)) else tf_root or Path(path).parent)
+        return parse_document(read_json(path, origin), origin,
+                              None if is_stream(path) else tf_root or _beside(path))
 
 
-def is_stream(path: Path) -> bool:
+def _beside(path: str | Path) -> str:
+    """The directory of a plan file, as ``Path(path).parent`` names it (without pathlib)."""
+    return os.path.dirname(path) or "."
+
+
+def is_stream(path: str | Path) -> bool:
     """Standard input (``-``) or a FIFO (``<(helm template …)``, ``mkfifo``): read only once,
     so the format is told from the bytes read, not from a peek."""
     if str(path) == STDIN:
         return True
     try:
-        return stat.S_ISFIFO(path.stat().st_mode)
+        return stat.S_ISFIFO(os.stat(path).st_mode)
     except OSError:
         return False
 
 
-def is_plan_json(path: Path) -> bool:
+def is_plan_json(path: str | Path) -> bool:
     """Does the file start like a JSON object (a plan, or a Kubernetes object as JSON)?
     Anything else that is not a directory is read as YAML: Kubernetes manifests."""
-    if not path.exists():
-        return True  # let the plan reader name the problem
-    if path.is_dir():
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return True  # missing (or not to be looked at): let the plan reader name the problem
+    if stat.S_ISDIR(mode):
         return False
-    if not path.is_file():
+    if not stat.S_ISREG(mode):
         return True  # a device or socket: the plan reader says what is wrong with it
     try:
-        with path.open("rb") as f:
+        with open(path, "rb") as f:
             head = f.read(4096)
     except OSError:
         return True  # let the plan reader say what is wrong with it
@@ -230,10 +239,12 @@ def _read_stream(name: str) -> tuple[str, Any]:
     """Standard input or a FIFO, read once; its format told by content. Returns ("json", the
     parsed document) or ("yaml", the YAML documents: Kubernetes manifests)."""
     shown = shown_name(name)  # `-` (standard input) is shown as <stdin>
-    raw = read_input(Path(name), shown)
+    raw = read_input(name, shown)
     if looks_like_json(raw):
         with paused_gc():
             return "json", parse_json_bytes(raw, shown)
+    from pathlib import Path
+
     from policies.sources import hints, kubernetes
 
     hint = hints.text_hint(Path(name), raw[:65536], shown)
@@ -258,6 +269,8 @@ def _text_hint(path: Path, shown: str) -> str | None:
 def _dir_entries(name: str) -> list[tuple[Path, str]]:
     """The manifest and JSON files of a directory (or the file itself); a directory of Terraform
     configuration without any gets the line that says what to run."""
+    from pathlib import Path
+
     from policies.sources import hints, kubernetes
 
     try:
@@ -282,8 +295,8 @@ def load_plans(paths: Sequence[str], tf_root: Path | None = None) -> list[Plan]:
     for name in paths:
         try:
             shown = shown_name(name)  # `-` (standard input) is shown as <stdin>
-            stream = is_stream(Path(name))
-            if stream or is_plan_json(Path(name)):
+            stream = is_stream(name)
+            if stream or is_plan_json(name):
                 if stream:
                     form, doc = _read_stream(name)
                     if form == "yaml":  # Kubernetes manifests (kubectl/helm template output)
@@ -292,16 +305,16 @@ def load_plans(paths: Sequence[str], tf_root: Path | None = None) -> list[Plan]:
                         continue
                 else:
                     with paused_gc():
-                        doc = read_json(Path(name), shown)
+                        doc = read_json(name, shown)
                 if is_k8s_object(doc):
                     manifests.extend(_manifests_of(doc, shown, single=True))
                     manifest_paths.append(shown)
                 else:
-                    root = tf_root if stream else tf_root or Path(name).parent
+                    root = tf_root if stream else tf_root or _beside(name)
                     with paused_gc():
                         plans.append(parse_document(doc, shown, root))
                 continue
-            scanned = Path(name).is_dir()
+            scanned = os.path.isdir(name)
             for path, shown in _dir_entries(name):
                 try:  # every bad file of a directory is reported, not only the first
                     hint = None if scanned else _text_hint(path, shown)

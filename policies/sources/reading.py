@@ -9,7 +9,6 @@ error path, so the happy path pays nothing for them.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from gpupool import jsonio
 from gpupool.errors import InputError
@@ -17,6 +16,7 @@ from gpupool.inputs import read_bytes
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, NoReturn
 
 _JSON_TYPES: dict[type, str] = {
@@ -107,7 +107,7 @@ class JsonLines(list["Any"]):
         self.line_numbers = line_numbers
 
 
-def read_json(path: Path, origin: str) -> Any:
+def read_json(path: str | Path, origin: str) -> Any:
     """Parse a file as JSON (UTF-8/16/32, with or without BOM), or raise a one-line InputError.
 
     A file of several JSON objects, one per line, is returned as :class:`JsonLines`; the
@@ -116,7 +116,7 @@ def read_json(path: Path, origin: str) -> Any:
     return parse_json_bytes(read_input(path, origin), origin)
 
 
-def read_input(path: Path, origin: str) -> bytes:
+def read_input(path: str | Path, origin: str) -> bytes:
     """The bytes of a plan input (``-`` is standard input; a FIFO times out without a writer),
     or a one-line InputError."""
     try:
