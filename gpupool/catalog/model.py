@@ -170,8 +170,9 @@ def _smallest_order(t: InstanceType) -> tuple[float, float, float, float, str]:
 class Catalog:
     """Indexed, read-only view of the catalog rows."""
 
-    def __init__(self, rows: list[InstanceType], meta: dict[str, Any]) -> None:
-        self.meta = meta
+    def __init__(self, rows: list[InstanceType], meta: dict[str, Any], bundled: bool = False
+                 ) -> None:
+        self.meta, self._bundled = meta, bundled  # bundled: its offerings are read when asked
         self._rows = list(rows)
         self._by_type = {r.instance_type: r for r in rows}
         self._may_carry: dict[str, bool] = {}
@@ -219,14 +220,21 @@ class Catalog:
                 self._may_carry[instance_type] = known
         return known
 
+    @property
+    def offerings(self) -> dict[str, Any]:
+        """Region offerings: the document's own, or the bundled ones read when first asked."""
+        if self._bundled and self.meta.get("offerings") is None:
+            from gpupool.catalog.offerings import load_offerings  # (a plan check asks for none)
+            self.meta["offerings"] = load_offerings()
+        return self.meta.get("offerings") or {}
+
     def offered_in(self, region: str) -> frozenset[str] | None:
         """The catalog types EC2 offers in ``region``, or None when that was not recorded."""
-        regions = (self.meta.get("offerings") or {}).get("regions") or {}
-        found = regions.get(region)
+        found = (self.offerings.get("regions") or {}).get(region)
         return None if found is None else frozenset(found)
 
     def regions_offering(self, instance_type: str) -> list[str]:
-        regions = (self.meta.get("offerings") or {}).get("regions") or {}
+        regions = self.offerings.get("regions") or {}
         return sorted(r for r, types in regions.items() if instance_type in types)
 
     @property
@@ -238,15 +246,16 @@ class Catalog:
         from gpupool.catalog.prices import load_price_table
 
         table = table if table is not None else load_price_table()
-        prices = table.prices(region) or {}
-        rows = [replace(r, price_per_hour=prices.get(r.instance_type)) for r in self._rows]
+        prices = (recorded := table.prices(region)) or {}
+        rows = [r if type(p := prices.get(r.instance_type)) is type(r.price_per_hour)
+                and p == r.price_per_hour else replace(r, price_per_hour=p) for r in self._rows]
         meta = {
             **self.meta,
             "price_region": region,
-            "prices_recorded": table.prices(region) is not None,
+            "prices_recorded": recorded is not None,
             "price_source": table.describe(region),
         }
-        return Catalog(rows, meta)
+        return Catalog(rows, meta, self._bundled)
 
     def smallest_for(self, gpu_model: str, arch: str | None = None) -> InstanceType | None:
         """Cheapest-per-GPU type carrying a whole ``gpu_model`` GPU (any memory size) on ``arch``.
@@ -363,11 +372,12 @@ def row_dict(r: InstanceType, *, smallest: bool) -> dict[str, Any]:
     return d
 
 
-def catalog_from_document(doc: dict[str, Any]) -> Catalog:
+def catalog_from_document(doc: dict[str, Any], bundled: bool = False) -> Catalog:
     known = set(fields(InstanceType))
-    rows = [InstanceType(**{k: v for k, v in t.items() if k in known}) for t in doc["types"]]
+    rows = [InstanceType(**(t if t.keys() <= known else {k: v for k, v in t.items()
+                                                          if k in known})) for t in doc["types"]]
     meta = {k: v for k, v in doc.items() if k != "types"}
-    return Catalog(rows, meta)
+    return Catalog(rows, meta, bundled)
 
 
 @cache
@@ -379,11 +389,7 @@ def load_catalog(path: str | None = None, region: str | None = None) -> Catalog:
     if path is not None:
         with open(path) as f:  # (as Path.read_text: no pathlib on a check's start-up)
             return catalog_from_document(json.loads(f.read()))
-    from gpupool.catalog.offerings import load_offerings
-
     # beside this module (not importlib.resources: with tempfile and zipfile, 4 ms of a check)
     with open(os.path.join(os.path.dirname(__file__), "data", DATA_FILE)) as f:
         text = f.read()
-    doc = json.loads(text)
-    doc["offerings"] = load_offerings()  # which region offers which type (recorded apart)
-    return catalog_from_document(doc)
+    return catalog_from_document(json.loads(text), bundled=True)  # offerings: when asked

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from typing import Any, Final
 
 PRICE_TABLE_FILE: Final = "prices.json"
+_INFINITY: Final = float("inf")
 DEFAULT_REGION: Final = "us-east-1"
 # Commercial regions: two letters, a direction, a number. GovCloud and China excluded by name.
 # (patterns of a refresh, compiled by re's cache when one runs: not on a check's start-up)
@@ -102,9 +103,14 @@ def table_from_document(doc: Any, where: str) -> PriceTable:
         if not isinstance(prices, dict):
             problems.append(f"{where}: regions.{region}.prices: expected a mapping of type to $/h")
             continue
-        problems += _price_problems(prices, f"{where}: regions.{region}.prices")
-        regions[region] = {k: float(v) for k, v in prices.items()
-                           if isinstance(v, int | float) and not isinstance(v, bool)}
+        # The recorded table's prices are all positive, finite floats: one pass proves it (NaN
+        # fails 0 < v); any other value takes the full reading, which names what is wrong.
+        found = {k: v for k, v in prices.items() if type(v) is float and 0.0 < v < _INFINITY}
+        if len(found) != len(prices):
+            problems += _price_problems(prices, f"{where}: regions.{region}.prices")
+            found = {k: float(v) for k, v in prices.items()
+                     if isinstance(v, int | float) and not isinstance(v, bool)}
+        regions[region] = found
         region_sources[region] = str(entry.get("source", ""))
     if problems:
         raise InputError(problems)

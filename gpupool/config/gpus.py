@@ -116,7 +116,7 @@ def offerings_note(config: StackConfig, catalog: Catalog | None = None) -> str:
     """One line for ``gpupool validate``: whether the region's offerings were checked."""
     catalog = catalog or load_catalog()
     offered = catalog.offered_in(config.region)
-    source = (catalog.meta.get("offerings") or {})
+    source = catalog.offerings
     if offered is None:
         return (f"{config.region}: no recorded instance type offerings, so whether it offers "
                 "the pools' types was not checked (python -m gpupool.catalog.record_offerings "
