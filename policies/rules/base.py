@@ -15,7 +15,7 @@ examples to it).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cached_property
 
 from gpupool.catalog import Catalog
@@ -208,6 +208,29 @@ class Example(Frozen):
                 )
             )
         return out
+
+
+class _LazyExamples:
+    """A rule class's examples, built when first read (the docs, the tests and the CrossGuard
+    pack read them; a check never does, and building them cost every rule module it imports
+    a third of its import)."""
+
+    __slots__ = ("_build", "_built")
+
+    def __init__(self, build: Callable[[], Sequence[Example]]) -> None:
+        self._build = build
+        self._built: tuple[Example, ...] | None = None
+
+    def __get__(self, rule: object, owner: type | None = None) -> tuple[Example, ...]:
+        if self._built is None:
+            self._built = tuple(self._build())
+        return self._built
+
+
+def lazy_examples(build: Callable[[], Sequence[Example]]) -> Sequence[Example]:
+    """``examples = lazy_examples(lambda: (Example(...), ...))`` in a rule class: the tuple
+    the lambda gives, made on first read (``rule.examples`` and ``RuleClass.examples`` alike)."""
+    return _LazyExamples(build)  # type: ignore[return-value]
 
 
 KNOWN_AFTER_APPLY = "(known after apply)"

@@ -7,7 +7,15 @@ from collections.abc import Iterable
 from policies.facts import Volume, flag, volumes
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify, prop
-from policies.rules.base import Enforcement, Example, Finding, Rule, RuleContext, RuleMeta
+from policies.rules.base import (
+    Enforcement,
+    Example,
+    Finding,
+    Rule,
+    RuleContext,
+    RuleMeta,
+    lazy_examples,
+)
 
 
 class EbsEncrypted(Rule):
@@ -36,7 +44,7 @@ class EbsEncrypted(Rule):
                          ResourceKind.EBS_ENCRYPTION_DEFAULT}),
     )
 
-    examples = (
+    examples = lazy_examples(lambda: (
         Example(
             title="Launch template with an encrypted gp3 root volume",
             allowed=True,
@@ -117,7 +125,7 @@ class EbsEncrypted(Rule):
             resources=[{"type": "aws:ebs/encryptionByDefault:EncryptionByDefault",
                         "name": "default", "new": {}}],
         ),
-    )
+    ))
 
     def applies_to(self, change: ResourceChange) -> bool:
         """Also the removal of the account default: it turns encryption by default off."""

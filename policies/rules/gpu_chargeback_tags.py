@@ -20,6 +20,7 @@ from policies.rules.base import (
     RuleContext,
     RuleMeta,
     RuleParams,
+    lazy_examples,
 )
 from policies.rules.params import param
 
@@ -55,7 +56,7 @@ class GpuChargebackTags(Rule):
         prop="tags",
     )
 
-    examples = (
+    examples = lazy_examples(lambda: (
         Example(
             title="Launch template tagging the instances it launches",
             allowed=True,
@@ -113,7 +114,7 @@ class GpuChargebackTags(Rule):
             resources=[{"type": "aws:ec2/instance:Instance", "name": "bastion",
                         "new": {"instanceType": "t3.micro"}}],
         ),
-    )
+    ))
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         required: list[str] = ctx.params.required_tags

@@ -22,7 +22,6 @@ from policies.rules._common import (
     prices_of,
     usd,
 )
-from policies.rules._pod_upsize_examples import EXAMPLES as POD_EXAMPLES
 from policies.rules._proxy import bandwidth_sizing, proxy_min_gbps
 from policies.rules._type_pairs import maybe_gpu, shown, type_pairs
 from policies.rules.base import (
@@ -33,6 +32,7 @@ from policies.rules.base import (
     RuleContext,
     RuleMeta,
     RuleParams,
+    lazy_examples,
 )
 from policies.rules.params import param
 
@@ -87,7 +87,7 @@ class GpuNoVerticalUpsize(Rule):
         k8s_lifecycles=frozenset({"service", "batch", "per-node", "pod", "template"}),
     )
 
-    examples = (
+    examples = lazy_examples(lambda: (
         Example(
             title="Instance upsized within the same GPU (one T4 either way)",
             allowed=False,
@@ -244,8 +244,8 @@ class GpuNoVerticalUpsize(Rule):
             }],
             message_contains=["cannot verify", "instance type unknown until apply"],
         ),
-        *POD_EXAMPLES,  # pod templates: GPUs per pod, old against new
-    )
+        *_pod_examples(),  # pod templates: GPUs per pod, old against new
+    ))
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         if change.change not in (ChangeKind.UPDATE, ChangeKind.REPLACE):
@@ -351,6 +351,12 @@ def _more(d: GpuChange) -> str:
     if d.memory_mib_delta > 0:
         parts.append(f"{count(d.memory_mib_delta / 1024)} GiB memory")
     return " and ".join(parts)
+
+
+def _pod_examples() -> tuple[Example, ...]:
+    from policies.rules._pod_upsize_examples import EXAMPLES
+
+    return tuple(EXAMPLES)
 
 
 RULE = GpuNoVerticalUpsize()

@@ -17,6 +17,7 @@ from policies.rules.base import (
     RuleContext,
     RuleMeta,
     RuleParams,
+    lazy_examples,
 )
 from policies.rules.params import param
 
@@ -86,7 +87,7 @@ class GpuNodesTainted(Rule):
         prop="spec.template.spec.taints",
     )
 
-    examples = (
+    examples = lazy_examples(lambda: (
         Example(
             title="A T4 NodePool tainted nvidia.com/gpu:NoSchedule",
             allowed=True,
@@ -160,7 +161,7 @@ class GpuNodesTainted(Rule):
                         "new": _node_group(instance_types="(known after apply)")}],
             message_contains=["cannot verify", "instance_types unknown until apply"],
         ),
-    )
+    ))
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         if change.kind is ResourceKind.EKS_NODE_GROUP:

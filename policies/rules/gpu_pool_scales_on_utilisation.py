@@ -22,6 +22,7 @@ from policies.rules.base import (
     RuleContext,
     RuleMeta,
     RuleParams,
+    lazy_examples,
 )
 from policies.rules.params import param
 
@@ -70,7 +71,7 @@ class GpuPoolScalesOnUtilisation(Rule):
         prop="target_tracking_configuration",
     )
 
-    examples = (
+    examples = lazy_examples(lambda: (
         Example(
             title="GPU group with a target-tracking policy on GPU utilisation (Pulumi)",
             allowed=True,
@@ -219,7 +220,7 @@ class GpuPoolScalesOnUtilisation(Rule):
                      "launchTemplate": {"overrides": [{"instanceType": "m7i.large"}]}}}},
             ],
         ),
-    )
+    ))
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         return ()  # stack scope: see check

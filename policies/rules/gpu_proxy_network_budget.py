@@ -42,6 +42,7 @@ from policies.rules.base import (
     RuleContext,
     RuleMeta,
     RuleParams,
+    lazy_examples,
 )
 from policies.rules.params import param
 
@@ -93,7 +94,7 @@ class GpuProxyNetworkBudget(Rule):
         params=Params,
     )
 
-    examples = (
+    examples = lazy_examples(lambda: (
         Example(
             title="g4dn.2xlarge (10 Gbps baseline) for an 8 Gbps, 200 µs budget, clients in "
                   "the proxies' placement group",
@@ -206,7 +207,7 @@ class GpuProxyNetworkBudget(Rule):
             allowed=True,
             resources=_tier("g4dn.xlarge", _tags("0", "200")),
         ),
-    )
+    ))
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         return ()  # stack scope: see check

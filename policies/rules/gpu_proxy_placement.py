@@ -21,6 +21,7 @@ from policies.rules.base import (
     Rule,
     RuleContext,
     RuleMeta,
+    lazy_examples,
 )
 
 _LT = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -63,7 +64,7 @@ class GpuProxyPlacement(Rule):
                          ResourceKind.SUBNET}),
     )
 
-    examples = (
+    examples = lazy_examples(lambda: (
         Example(
             title="Proxy group and its clients in one cluster placement group, one subnet",
             allowed=True,
@@ -198,7 +199,7 @@ class GpuProxyPlacement(Rule):
             resources=[{"type": "aws:ec2/instance:Instance", "name": "trainer",
                         "new": {"instanceType": "g5.xlarge"}}],
         ),
-    )
+    ))
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         return ()  # stack scope: see check

@@ -22,6 +22,7 @@ from policies.rules.base import (
     Rule,
     RuleContext,
     RuleMeta,
+    lazy_examples,
 )
 
 _LT = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -73,7 +74,7 @@ class GpuProxyPrivate(Rule):
                          ResourceKind.NETWORK_INTERFACE}),
     )
 
-    examples = (
+    examples = lazy_examples(lambda: (
         Example(
             title="Private proxy: no public IP, ingress from the client security group only",
             allowed=True,
@@ -176,7 +177,7 @@ class GpuProxyPrivate(Rule):
                         "new": {"instance_type": "m7i.large",
                                 "associate_public_ip_address": True}}],
         ),
-    )
+    ))
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         return ()  # stack scope: see check

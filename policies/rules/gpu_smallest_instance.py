@@ -25,6 +25,7 @@ from policies.rules.base import (
     RuleContext,
     RuleMeta,
     RuleParams,
+    lazy_examples,
 )
 from policies.rules.params import param
 
@@ -79,7 +80,7 @@ class GpuSmallestInstance(Rule):
         prop="instance_type",
     )
 
-    examples = (
+    examples = lazy_examples(lambda: (
         Example(
             title="The smallest T4 size",
             allowed=True,
@@ -219,7 +220,7 @@ class GpuSmallestInstance(Rule):
                         "new": {"instance_type": "(known after apply)"}}],
             message_contains=["cannot verify", "instance type unknown until apply"],
         ),
-    )
+    ))
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         params: Params = ctx.params

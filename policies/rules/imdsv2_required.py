@@ -7,7 +7,15 @@ from collections.abc import Iterable
 from policies.facts import http_endpoint, http_tokens, metadata_options
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify, prop
-from policies.rules.base import Enforcement, Example, Finding, Rule, RuleContext, RuleMeta
+from policies.rules.base import (
+    Enforcement,
+    Example,
+    Finding,
+    Rule,
+    RuleContext,
+    RuleMeta,
+    lazy_examples,
+)
 
 
 class Imdsv2Required(Rule):
@@ -29,7 +37,7 @@ class Imdsv2Required(Rule):
         prop="metadata_options",
     )
 
-    examples = (
+    examples = lazy_examples(lambda: (
         Example(
             title="Launch template requiring session tokens",
             allowed=True,
@@ -70,7 +78,7 @@ class Imdsv2Required(Rule):
                         "new": {"metadata_options": "(known after apply)"}}],
             message_contains=["cannot verify", "metadata_options unknown until apply"],
         ),
-    )
+    ))
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         inputs = change.after

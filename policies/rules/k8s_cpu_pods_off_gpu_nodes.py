@@ -18,6 +18,7 @@ from policies.rules.base import (
     RuleContext,
     RuleMeta,
     RuleParams,
+    lazy_examples,
 )
 from policies.rules.params import param
 
@@ -85,7 +86,7 @@ class K8sCpuPodsOffGpuNodes(Rule):
         k8s_lifecycles=frozenset({"service", "batch", "per-node", "pod", "template"}),
     )
 
-    examples = (
+    examples = lazy_examples(lambda: (
         Example(
             title="A GPU Deployment tolerating the taint, with a CPU sidecar",
             allowed=True,
@@ -151,7 +152,7 @@ class K8sCpuPodsOffGpuNodes(Rule):
                 {"tolerations": "(known after apply)", "containers": [_WEB]})}],
             message_contains=["cannot verify", "tolerations unknown until apply"],
         ),
-    )
+    ))
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         found = k8s.read(change)

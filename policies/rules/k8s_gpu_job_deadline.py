@@ -16,6 +16,7 @@ from policies.rules.base import (
     RuleContext,
     RuleMeta,
     RuleParams,
+    lazy_examples,
 )
 from policies.rules.params import param
 
@@ -94,7 +95,7 @@ class K8sGpuJobDeadline(Rule):
         k8s_lifecycles=frozenset({"batch"}),
     )
 
-    examples = (
+    examples = lazy_examples(lambda: (
         Example(
             title="A GPU Job with a 12-hour deadline",
             allowed=True,
@@ -160,7 +161,7 @@ class K8sGpuJobDeadline(Rule):
                         "new": _job("(known after apply)")}],
             message_contains=["cannot verify", "deadline unknown until apply"],
         ),
-    )
+    ))
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         found = k8s.read(change)

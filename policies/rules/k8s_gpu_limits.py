@@ -7,7 +7,15 @@ from collections.abc import Iterable
 from policies.facts import k8s
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify, prop
-from policies.rules.base import Enforcement, Example, Finding, Rule, RuleContext, RuleMeta
+from policies.rules.base import (
+    Enforcement,
+    Example,
+    Finding,
+    Rule,
+    RuleContext,
+    RuleMeta,
+    lazy_examples,
+)
 
 
 def _pod(resources: dict[str, object]) -> dict[str, object]:
@@ -39,7 +47,7 @@ class K8sGpuLimits(Rule):
         k8s_lifecycles=frozenset({"service", "batch", "per-node", "pod", "template"}),
     )
 
-    examples = (
+    examples = lazy_examples(lambda: (
         Example(
             title="GPU in limits only (requests default to it)",
             allowed=True,
@@ -85,7 +93,7 @@ class K8sGpuLimits(Rule):
                                      "requests": {"nvidia.com/gpu": "(known after apply)"}})}],
             message_contains=["cannot verify", "unknown until apply"],
         ),
-    )
+    ))
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         found = k8s.read(change)

@@ -8,7 +8,15 @@ from gpupool.record import Frozen
 from policies.facts import k8s
 from policies.model import UNKNOWN, ChangeKind, ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify
-from policies.rules.base import Enforcement, Example, Finding, Rule, RuleContext, RuleMeta
+from policies.rules.base import (
+    Enforcement,
+    Example,
+    Finding,
+    Rule,
+    RuleContext,
+    RuleMeta,
+    lazy_examples,
+)
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
@@ -70,7 +78,7 @@ class K8sGpuNamespaceQuota(Rule):
         k8s_lifecycles=frozenset({"service", "batch", "per-node", "pod"}),
     )
 
-    examples = (
+    examples = lazy_examples(lambda: (
         Example(
             title="Namespace, its GPU quota and a GPU Deployment",
             allowed=True,
@@ -102,7 +110,7 @@ class K8sGpuNamespaceQuota(Rule):
             resources=[_res("Deployment", "embeddings", WORKLOAD)],
             message_contains=["cannot verify", "namespace ml is not in this input"],
         ),
-    )
+    ))
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         return ()

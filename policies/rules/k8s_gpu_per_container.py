@@ -17,6 +17,7 @@ from policies.rules.base import (
     RuleContext,
     RuleMeta,
     RuleParams,
+    lazy_examples,
 )
 from policies.rules.params import param
 
@@ -113,7 +114,7 @@ class K8sGpuPerContainer(Rule):
         k8s_lifecycles=frozenset({"service", "batch", "per-node", "pod", "template"}),
     )
 
-    examples = (
+    examples = lazy_examples(lambda: (
         Example(
             title="Deployment with one GPU per container",
             allowed=True,
@@ -189,7 +190,7 @@ class K8sGpuPerContainer(Rule):
                                 "limits": "(known after apply)"}]}]}]}]}]}}],
             message_contains=["cannot verify", "resources.limits unknown until apply"],
         ),
-    )
+    ))
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         found = k8s.read(change)

@@ -10,7 +10,15 @@ from policies.model import UNKNOWN, ChangeKind, ResourceChange, ResourceKind
 from policies.rules import _autoscaled_examples as _ex
 from policies.rules._common import cannot_verify, prop
 from policies.rules._gpu_nodes import asks_gpu
-from policies.rules.base import Enforcement, Example, Finding, Rule, RuleContext, RuleMeta
+from policies.rules.base import (
+    Enforcement,
+    Example,
+    Finding,
+    Rule,
+    RuleContext,
+    RuleMeta,
+    lazy_examples,
+)
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
@@ -90,7 +98,7 @@ class K8sGpuWorkloadAutoscaled(Rule):
         k8s_lifecycles=frozenset({"service"}),
     )
 
-    examples = (
+    examples = lazy_examples(lambda: (
         Example(
             title="Deployment scaled by KEDA on DCGM GPU utilisation",
             allowed=True,
@@ -186,7 +194,7 @@ class K8sGpuWorkloadAutoscaled(Rule):
                 **_ex.SCALED["spec"], "scaleTargetRef": {"name": "(known after apply)"}}})],
             message_contains=["cannot verify", "target is unknown until apply"],
         ),
-    )
+    ))
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         return ()

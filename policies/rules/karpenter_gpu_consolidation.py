@@ -19,6 +19,7 @@ from policies.rules.base import (
     RuleContext,
     RuleMeta,
     RuleParams,
+    lazy_examples,
 )
 from policies.rules.params import param
 
@@ -91,7 +92,7 @@ class KarpenterGpuConsolidation(Rule):
         prop="spec.disruption",
     )
 
-    examples = (
+    examples = lazy_examples(lambda: (
         Example(
             title="Empty or underutilised GPU nodes go after 5 minutes",
             allowed=True,
@@ -143,7 +144,7 @@ class KarpenterGpuConsolidation(Rule):
                  "consolidateAfter": "(known after apply)"})}],
             message_contains=["cannot verify", "consolidateAfter unknown until apply"],
         ),
-    )
+    ))
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         obj = k8s.k8s_object(change)

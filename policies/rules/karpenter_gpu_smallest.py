@@ -19,6 +19,7 @@ from policies.rules.base import (
     RuleContext,
     RuleMeta,
     RuleParams,
+    lazy_examples,
 )
 from policies.rules.params import param
 
@@ -146,7 +147,7 @@ class KarpenterGpuSmallest(Rule):
         params=Params,
     )
 
-    examples = (
+    examples = lazy_examples(lambda: (
         Example(
             title="Only the smallest T4 and A10G sizes",
             allowed=True,
@@ -212,7 +213,7 @@ class KarpenterGpuSmallest(Rule):
                                                  "requirements": "(known after apply)"}}}}}}],
             message_contains=["cannot verify", "requirements unknown until apply"],
         ),
-    )
+    ))
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         obj = k8s.k8s_object(change)

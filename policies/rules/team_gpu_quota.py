@@ -19,6 +19,7 @@ from policies.rules.base import (
     RuleContext,
     RuleMeta,
     RuleParams,
+    lazy_examples,
 )
 from policies.rules.params import param
 
@@ -136,7 +137,7 @@ class TeamGpuQuota(Rule):
         params=Params,
     )
 
-    examples = (
+    examples = lazy_examples(lambda: (
         Example(
             title="Pool within its team's quota and budget",
             allowed=True,
@@ -237,7 +238,7 @@ class TeamGpuQuota(Rule):
                         "new": {"instanceType": "p5.48xlarge",
                                 "tags": {"team": "anyone", "environment": "prod"}}}],
         ),
-    )
+    ))
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         return ()  # a stack-scope rule: quotas are sums over the plan
