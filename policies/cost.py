@@ -29,6 +29,7 @@ class _Price(Frozen):
         object.__setattr__(self, "note", note)
 
 
+_WORD = {kind: kind.value for kind in ChangeKind}  # (an enum's value is a Python-level property)
 _NOTHING = _Price(0.0, False)
 _NO_PRICE = _Price(None, False)  # a type the catalog has no GPU row for: no GPU, no line
 
@@ -41,6 +42,7 @@ def cost_lines(plan: Plan, index: PlanIndex, catalog: Catalog) -> list[CostLine]
     configurations cost nothing by themselves.
     """
     out = []
+    prices = prices_of(catalog)  # the same words on every line of the plan
     for change in plan.changes:
         if change.change in (ChangeKind.NOOP, ChangeKind.READ):
             continue
@@ -59,7 +61,7 @@ def cost_lines(plan: Plan, index: PlanIndex, catalog: Catalog) -> list[CostLine]
         if before.note and before.note == after.note:
             notes = [before.note]
         out.append(CostLine(change.address, _round(before.per_hour), _round(after.per_hour),
-                            "; ".join([change.change.value, prices_of(catalog), *notes])))
+                            "; ".join([_WORD[change.change], prices, *notes])))
     return out
 
 

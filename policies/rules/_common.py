@@ -131,7 +131,23 @@ def prop(resource_type: str, path: str) -> str:
     own spelling so it can be searched for in their code. ``path`` is always written in
     Terraform's snake_case (dots between nested keys); blocks Pulumi pluralises
     (``ebs_block_device`` → ``ebsBlockDevices``) are renamed.
+
+    Worked out once per type and path (messages of a large plan name the same few properties
+    of the same few types thousands of times).
     """
+    key = (resource_type, path)
+    found = _PROPS.get(key)
+    if found is None:
+        found = _prop(resource_type, path)
+        if len(_PROPS) < 4096:  # bounded: types and paths come from the plan
+            _PROPS[key] = found
+    return found
+
+
+_PROPS: dict[tuple[str, str], str] = {}
+
+
+def _prop(resource_type: str, path: str) -> str:
     if resource_type == "kubernetes_manifest":  # the object as written, under `manifest`
         return "manifest." + ".".join(_camel(part) for part in path.split("."))
     if ":" not in resource_type:

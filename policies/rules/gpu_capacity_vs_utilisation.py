@@ -127,7 +127,7 @@ class GpuCapacityVsUtilisation(Rule):
         plan = ctx.plan if (ctx.plan_index is not None or ctx.index) else PlanIndex(changes)
         groups = [g for g in plan.groups if g.change not in _SKIPPED]
         kube = []
-        if any(c.kind in KUBE_KINDS for c in changes):  # the Kubernetes readers: only then
+        if not KUBE_KINDS.isdisjoint({c.kind for c in changes}):  # Kubernetes readers: only then
             from policies.rules._k8s_raise import kube_raise
 
             kube = [(c, r) for c in changes if c.kind in KUBE_KINDS and c.change not in _SKIPPED

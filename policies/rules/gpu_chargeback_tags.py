@@ -122,7 +122,11 @@ class GpuChargebackTags(Rule):
             types = ctx.plan.instance_types(change)
         else:
             types = ctx.plan.own_types(change)
-        is_gpu = any(ctx.catalog.may_carry_gpu(t) for t in types.known)
+        is_gpu = False
+        for t in types.known:  # (a loop: most resources have one type)
+            if ctx.catalog.may_carry_gpu(t):
+                is_gpu = True
+                break
         if not is_gpu and types.complete:
             return
         if change.kind is ResourceKind.AUTOSCALING_GROUP:

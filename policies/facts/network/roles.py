@@ -186,10 +186,13 @@ class RoleFacts(LinkIndex):
                 found = self.role(launcher)
                 if found in roles:
                     roles[found].append(launcher)
-                used.update(t.address for t in self.plan.launch_templates(launcher).targets)
+                for t in self.plan.launch_templates(launcher).targets:
+                    used.add(t.address)
             for t in self.templates:
+                if t.address in used:
+                    continue  # judged with what launches from it
                 found = own_tag(t, ROLE_TAG)
-                if found in roles and t.address not in used:
+                if found in roles:
                     roles[found].append(t)
             self._roles = roles
         return list(self._roles[role])

@@ -1,0 +1,87 @@
+"""Work a check does once rather than per resource or per rule, held by counting: property
+names worked out once per type and path, the cost lines' price words once per plan, and a
+launch template's role read once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpupool.catalog import load_catalog
+from gpupool.tags import ROLE_TAG
+from policies import cost
+from policies.facts import PlanIndex
+from policies.facts.network import roles
+from policies.rules import _common
+from policies.rules.registry import load
+from policies.sources import load_plan
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures"
+def test_a_property_name_is_worked_out_once_per_type_and_path(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    worked: list[tuple[str, str]] = []
+    real = _common._prop
+
+    def counted(resource_type: str, path: str) -> str:
+        worked.append((resource_type, path))
+        return real(resource_type, path)
+
+    monkeypatch.setattr(_common, "_prop", counted)
+    monkeypatch.setattr(_common, "_PROPS", {})
+    cases = [("aws:ec2/instance:Instance", "metadata_options.http_tokens"),
+             ("aws_instance", "metadata_options.http_tokens"),
+             ("aws:autoscaling/group:Group", "mixed_instances_policy.launch_template.override"),
+             ("kubernetes_manifest", "spec.template.spec")]
+    for _ in range(50):
+        got = [_common.prop(t, p) for t, p in cases]
+    assert got == [real(t, p) for t, p in cases] == [
+        "metadataOptions.httpTokens", "metadata_options.http_tokens",
+        "mixedInstancesPolicy.launchTemplate.overrides", "manifest.spec.template.spec"]
+    assert sorted(worked) == sorted(cases)
+
+
+def test_cost_lines_word_their_prices_once_per_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = load_plan(FIXTURES / "pulumi" / "preview-upsize.json")
+    catalog = load_catalog()
+    asked: list[object] = []
+    real = cost.prices_of
+
+    def counted(c: Any) -> str:
+        asked.append(c)
+        return real(c)
+
+    monkeypatch.setattr(cost, "prices_of", counted)
+    lines = cost.cost_lines(plan, PlanIndex(plan.changes, catalog), catalog)
+    assert len(lines) > 1
+    assert asked == [catalog]
+    assert all(real(catalog) in line.note for line in lines)
+
+
+def test_a_launch_templates_role_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Proxies and clients: a template a launcher starts from is read for the launcher, and
+    not once more as a template of its own (the budget examples' Terraform tiers: a group
+    launching a proxy template tagged with the role)."""
+    examples = [e for e in load("gpu-proxy-network-budget").examples
+                if any(r["type"] == "aws_autoscaling_group" for r in e.resources)]
+    assert examples
+    changes = examples[0].changes()
+    index = PlanIndex(changes, load_catalog())
+    asked: list[tuple[str, str]] = []
+    real = roles.own_tag
+
+    def counted(change: Any, key: str, side: str = "new") -> Any:
+        asked.append((change.address, key))
+        return real(change, key, side)
+
+    monkeypatch.setattr(roles, "own_tag", counted)
+    net = index.network
+    proxies = net.proxies()
+    net.clients()
+    assert proxies
+    role_reads = [a for a, k in asked if k == ROLE_TAG]
+    assert len(role_reads) == len(set(role_reads))
+    templates = {t.address for t in net.templates}
+    assert templates & set(role_reads)  # some templates are read: through their launchers
