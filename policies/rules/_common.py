@@ -123,6 +123,7 @@ def _camel(part: str) -> str:
     return words[0] + "".join(w[:1].upper() + w[1:] for w in words[1:]) + suffix
 
 
+@lru_cache(maxsize=4096)  # bounded: types and paths come from the plan
 def prop(resource_type: str, path: str) -> str:
     """A property path as the user wrote it: ``metadataOptions.httpTokens`` on a Pulumi resource
     (type tokens contain ``:``), ``metadata_options.http_tokens`` on a Terraform one.
@@ -135,19 +136,6 @@ def prop(resource_type: str, path: str) -> str:
     Worked out once per type and path (messages of a large plan name the same few properties
     of the same few types thousands of times).
     """
-    key = (resource_type, path)
-    found = _PROPS.get(key)
-    if found is None:
-        found = _prop(resource_type, path)
-        if len(_PROPS) < 4096:  # bounded: types and paths come from the plan
-            _PROPS[key] = found
-    return found
-
-
-_PROPS: dict[tuple[str, str], str] = {}
-
-
-def _prop(resource_type: str, path: str) -> str:
     if resource_type == "kubernetes_manifest":  # the object as written, under `manifest`
         return "manifest." + ".".join(_camel(part) for part in path.split("."))
     if ":" not in resource_type:

@@ -20,27 +20,20 @@ from policies.sources import load_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
-def test_a_property_name_is_worked_out_once_per_type_and_path(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    worked: list[tuple[str, str]] = []
-    real = _common._prop
-
-    def counted(resource_type: str, path: str) -> str:
-        worked.append((resource_type, path))
-        return real(resource_type, path)
-
-    monkeypatch.setattr(_common, "_prop", counted)
-    monkeypatch.setattr(_common, "_PROPS", {})
+def test_a_property_name_is_worked_out_once_per_type_and_path() -> None:
+    _common.prop.cache_clear()
     cases = [("aws:ec2/instance:Instance", "metadata_options.http_tokens"),
              ("aws_instance", "metadata_options.http_tokens"),
              ("aws:autoscaling/group:Group", "mixed_instances_policy.launch_template.override"),
              ("kubernetes_manifest", "spec.template.spec")]
     for _ in range(50):
         got = [_common.prop(t, p) for t, p in cases]
-    assert got == [real(t, p) for t, p in cases] == [
+    assert got == [_common.prop.__wrapped__(t, p) for t, p in cases] == [
         "metadataOptions.httpTokens", "metadata_options.http_tokens",
         "mixedInstancesPolicy.launchTemplate.overrides", "manifest.spec.template.spec"]
-    assert sorted(worked) == sorted(cases)
+    worked = _common.prop.cache_info()
+    assert (worked.misses, worked.hits) == (len(cases), 49 * len(cases))
+    assert worked.maxsize is not None  # bounded: types and paths come from the plan
 
 
 def test_cost_lines_word_their_prices_once_per_plan(monkeypatch: pytest.MonkeyPatch) -> None:
