@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import policies.sources.fields as fields
-from gpupool.record import Frozen, Record
+from gpupool.record import Record
 from policies.model import ChangeKind, Plan, ResourceChange, resource_kind
 from policies.sources.fields import camel_path
 from policies.sources.pulumi_values import (
@@ -66,8 +66,11 @@ _OPS: Final[dict[str, tuple[ChangeKind, int]]] = {
 _OPS_HELP: Final = "a Pulumi step op (same, create, update, delete, replace, create-replacement, …)"
 
 
-class Step(Frozen):
+class Step(Record):
     """One step as read from a file: where it is (for messages) and what its states are called.
+
+    A Record, not Frozen: its fields are set by plain slot stores (a frozen record's
+    ``object.__setattr__`` costs ten times as much, and a preview makes one Step per step).
 
     The digest writes ``steps[i]`` with ``oldState``/``newState``; the engine's event stream
     ``resourcePreEvent.metadata`` with ``old``/``new``. Everything else is the same.
@@ -89,11 +92,11 @@ class Step(Frozen):
         new_key: str = "newState",
         custom_default: bool = True,
     ) -> None:
-        object.__setattr__(self, "body", body)
-        object.__setattr__(self, "where", where)
-        object.__setattr__(self, "old_key", old_key)
-        object.__setattr__(self, "new_key", new_key)
-        object.__setattr__(self, "custom_default", custom_default)
+        self.body = body
+        self.where = where
+        self.old_key = old_key
+        self.new_key = new_key
+        self.custom_default = custom_default
 
 
 class _Merged(Record):

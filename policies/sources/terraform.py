@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 import policies.sources.fields as fields
-from gpupool.record import Frozen
+from gpupool.record import Record
 from policies.model import UNKNOWN, ChangeKind, Plan, ResourceChange, resource_kind
 from policies.sources.reading import fail, problem, want_list
 from policies.sources.terraform_declared import DECLARED_TYPES, drop_undeclared
@@ -136,8 +136,9 @@ def _format_version(doc: dict[str, Any], origin: str) -> str:
     return version
 
 
-class _Row(Frozen):
-    """One validated ``resource_changes[]`` entry, before its change is read."""
+class _Row(Record):
+    """One validated ``resource_changes[]`` entry, before its change is read (a Record: plain
+    slot stores, a tenth of a frozen record's ``object.__setattr__`` each, one per resource)."""
 
     __slots__ = (
         "index", "entry", "address", "mode", "rtype", "name", "rel", "segments", "resource_address",
@@ -168,16 +169,16 @@ class _Row(Frozen):
         resource_address: str,
         key: str,
     ) -> None:
-        object.__setattr__(self, "index", index)
-        object.__setattr__(self, "entry", entry)
-        object.__setattr__(self, "address", address)
-        object.__setattr__(self, "mode", mode)
-        object.__setattr__(self, "rtype", rtype)
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "rel", rel)
-        object.__setattr__(self, "segments", segments)
-        object.__setattr__(self, "resource_address", resource_address)
-        object.__setattr__(self, "key", key)
+        self.index = index
+        self.entry = entry
+        self.address = address
+        self.mode = mode
+        self.rtype = rtype
+        self.name = name
+        self.rel = rel
+        self.segments = segments
+        self.resource_address = resource_address
+        self.key = key
 
 
 def _read_rows(entries: list[Any], origin: str) -> list[_Row]:
