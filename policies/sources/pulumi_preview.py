@@ -32,7 +32,7 @@ from policies.sources.pulumi_values import (
     dependency_references,
     inputs,
     is_engine_resource,
-    parent_link,
+    state_parent,
     urn_type_name,
 )
 from policies.sources.reading import fail, opt_obj, problem, want_list, want_obj, want_str
@@ -147,10 +147,14 @@ def parse(doc: dict[str, Any], origin: str) -> Plan:
             refuse_error_diagnostic(want_obj(d, origin, f"diagnostics[{i}]"), origin,
                                     f"diagnostics[{i}]")
     raw = doc.get("steps")
-    steps = (Step(want_obj(s, origin, f"steps[{i}]"), f"steps[{i}]")
+    steps = (_step(s, origin, f"steps[{i}]")
              for i, s in enumerate([] if raw is None else want_list(raw, origin, "steps")))
     summary = doc.get("changeSummary")
     return plan_of_steps(steps, origin, summary if type(summary) is dict else None)
+
+
+def _step(body: Any, origin: str, where: str) -> Step:
+    return Step(want_obj(body, origin, where), where)
 
 
 def plan_of_steps(steps: Iterable[Step], origin: str, summary: dict[str, Any] | None) -> Plan:
@@ -181,7 +185,9 @@ def _add_step(merged: dict[str, _Merged], s: Step, origin: str) -> None:
     op = step.get("op")
     if type(op) is not str or op not in _OPS:
         fail(origin, f"{at}.op", _OPS_HELP, op)
-    urn = want_str(step.get("urn"), origin, f"{at}.urn")
+    urn = step.get("urn")
+    if type(urn) is not str:  # the places messages name are made only for a bad value
+        want_str(urn, origin, f"{at}.urn")
     parsed = urn_type_name(urn)
     if parsed is None:
         fail(origin, f"{at}.urn", "a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME)", urn)
@@ -193,7 +199,9 @@ def _add_step(merged: dict[str, _Merged], s: Step, origin: str) -> None:
         if state is None:
             continue
         if "type" in state:
-            rtype = want_str(state["type"], origin, f"{label}.type")
+            rtype = state["type"]
+            if type(rtype) is not str:
+                want_str(rtype, origin, f"{label}.type")
         custom = state.get("custom", s.custom_default or bool(state.get("provider")))
         if type(custom) is not bool:
             fail(origin, f"{label}.custom", "a boolean", custom)
@@ -233,20 +241,25 @@ def _change(urn: str, m: _Merged, origin: str) -> ResourceChange:
                      f"an object with the new inputs of this {m.kind}", None)
         else:
             new_inputs = _inputs(m.new, origin, where)
-            references = dependency_references(
-                m.new.get("propertyDependencies"), origin, f"{where}.propertyDependencies"
-            )
-            parent = parent_link(m.new.get("parent"), origin, f"{where}.parent")
+            deps = m.new.get("propertyDependencies")
+            if deps:  # None and {} are none (the place is made only for a value to read)
+                references = dependency_references(deps, origin,
+                                                   f"{where}.propertyDependencies")
+            elif deps is not None:
+                want_obj(deps, origin, f"{where}.propertyDependencies")
+            parent = state_parent(m.new, origin, where)
     old_inputs = None
     if m.old is not None and m.kind is not ChangeKind.CREATE:
         old_where = m.old_where
         old_inputs = _inputs(m.old, origin, old_where)
         if m.kind is ChangeKind.DELETE:
-            parent = parent_link(m.old.get("parent"), origin, f"{old_where}.parent")
+            parent = state_parent(m.old, origin, old_where)
     kind = resource_kind(m.type)
-    fields.check(kind, new_inputs, origin, lambda path: f"{where}.inputs.{camel_path(path)}")
-    fields.check(kind, old_inputs, origin,
-                 lambda path: f"{m.old_where}.inputs.{camel_path(path)}")
+    if kind in fields.TYPED:  # any other kind: check returns at once
+        fields.check(kind, new_inputs, origin,
+                     lambda path: f"{where}.inputs.{camel_path(path)}")
+        fields.check(kind, old_inputs, origin,
+                     lambda path: f"{m.old_where}.inputs.{camel_path(path)}")
     return ResourceChange(
         address=urn,
         type=m.type,
@@ -265,4 +278,6 @@ def _inputs(state: dict[str, Any], origin: str, where: str) -> dict[str, Any]:
     raw = state.get("inputs")
     if raw is None:
         return {}  # ResourceV3 omits empty inputs
-    return inputs(want_obj(raw, origin, f"{where}.inputs"))
+    if type(raw) is not dict:
+        want_obj(raw, origin, f"{where}.inputs")  # refuses it (the place made only then)
+    return inputs(raw)

@@ -125,7 +125,7 @@ def _object(value: dict[Any, Any], verbatim_keys: bool) -> Any:
         return out
     known = _SNAKE.get
     for k, v in value.items():
-        key = known(k) if type(k) is str else None
+        key = known(k)  # its keys are str: a key of another type is never found
         if key is None:
             key = _snake(str(k))
         t = type(v)
@@ -182,6 +182,7 @@ def dependency_references(deps: Any, origin: str, path: str) -> dict[str, str]:
     if deps is None:
         return {}
     out: dict[str, str] = {}
+    linkable = _LINKABLE.get
     for key, urns in want_obj(deps, origin, path).items():
         if urns is None:
             continue
@@ -189,19 +190,56 @@ def dependency_references(deps: Any, origin: str, path: str) -> dict[str, str]:
         if type(urns) is not list:
             fail(origin, f"{path}.{key}", "an array of URNs or null", urns)
         for i, urn in enumerate(urns):
-            found = urn_type_name(want_str(urn, origin, f"{path}.{key}[{i}]"))
-            if found is not None and not is_engine_resource(found[0]):
+            found = linkable(urn) if type(urn) is str else None
+            if found is None:  # each place a message names is made only for a bad value
+                found = _linkable(want_str(urn, origin, f"{path}.{key}[{i}]"))
+            if found:
                 targets.add(urn)
         if len(targets) == 1:
             out[snake(key)] = targets.pop()
     return out
 
 
+# URN → whether a dependency on it is a link (a resource's URN, not the stack's or a
+# provider's); a plan names the same few URNs in many resources' dependencies and parents.
+_LINKABLE: dict[str, bool] = {}
+_PARENTS: dict[str, str | None] = {}  # a valid parent URN → what parent_link returns for it
+_CACHED: Final = 65536  # URNs are user data: neither grows without bound
+
+
+def _linkable(urn: str) -> bool:
+    found = urn_type_name(urn)
+    linkable = found is not None and not is_engine_resource(found[0])
+    if len(_LINKABLE) < _CACHED:
+        _LINKABLE[urn] = linkable
+    return linkable
+
+
 def parent_link(parent: Any, origin: str, path: str) -> str | None:
     """The parent URN, or None for top-level resources (parented to the stack itself)."""
     if parent is None or parent == "":
         return None
+    if type(parent) is str and parent in _PARENTS:
+        return _PARENTS[parent]
+    return _parent(parent, origin, path)
+
+
+def state_parent(state: dict[str, Any], origin: str, where: str) -> str | None:
+    """:func:`parent_link` of a state's ``parent`` (the message names ``WHERE.parent``), the
+    place made only for a parent not seen before: siblings share theirs."""
+    parent = state.get("parent")
+    if parent is None or parent == "":
+        return None
+    if type(parent) is str and parent in _PARENTS:
+        return _PARENTS[parent]
+    return _parent(parent, origin, f"{where}.parent")
+
+
+def _parent(parent: Any, origin: str, path: str) -> str | None:
     found = urn_type_name(want_str(parent, origin, path))
     if found is None:
         fail(origin, path, "a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME)", parent)
-    return None if found[0] == STACK_TYPE else parent
+    link = None if found[0] == STACK_TYPE else parent
+    if len(_PARENTS) < _CACHED:
+        _PARENTS[parent] = link
+    return link
