@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpupool.catalog import load_catalog
+from gpupool.record import replace
 from policies.rules import get_rule
 
 RULE = get_rule("gpu-pool-scales-on-utilisation")
@@ -13,7 +14,7 @@ def _findings(min_size: int) -> list:
     changes = EXAMPLE.changes()
     group = changes[0]
     inputs = dict(group.after) | {"min_size": min_size}
-    changes[0] = type(group)(**{**{f: getattr(group, f) for f in group.__slots__}, "new": inputs})
+    changes[0] = replace(group, new=inputs)
     return list(RULE.run(changes, load_catalog(), {}))
 
 
