@@ -130,17 +130,6 @@ def export(ref: str) -> Path:
     return where
 
 
-# pip's console-script template, as ``pip install gpupool`` writes bin/gpupool
-SCRIPT = """#!{python}
-import re
-import sys
-from gpupool.cli import main
-if __name__ == '__main__':
-    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])
-    sys.exit(main())
-"""
-
-
 def purelib(python: Path) -> str:
     """The site-packages directory of the interpreter ``python``."""
     return subprocess.run(
@@ -158,11 +147,13 @@ def installed(tree: Path, name: str) -> Path:
     site = Path(purelib(where / "bin" / "python"))
     subprocess.run([str(BIN / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
                     "--target", str(site), str(tree)], check=True, stdout=subprocess.DEVNULL)
-    subprocess.run(["rm", "-rf", str(site / "bin")], check=True)  # --target's scripts: ours below
+    # the console script pip wrote (its template, the tree's own entry point), run by this venv
+    written = (site / "bin" / "gpupool").read_text().split("\n", 1)[1]
+    subprocess.run(["rm", "-rf", str(site / "bin")], check=True)
     deps = purelib(BIN / "python")
     (site / "zz-bench-dependencies.pth").write_text(deps + "\n")  # a path only: no finder runs
     script = where / "bin" / "gpupool"
-    script.write_text(SCRIPT.format(python=where / "bin" / "python"))
+    script.write_text(f"#!{where / 'bin' / 'python'}\n{written}")
     script.chmod(0o755)
     return where / "bin"
 
