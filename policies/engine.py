@@ -210,6 +210,10 @@ class _Emitter(Record):
 _LAUNCHERS = frozenset({ResourceKind.AUTOSCALING_GROUP, ResourceKind.INSTANCE,
                         ResourceKind.EKS_NODE_GROUP})
 _LAUNCHED_FROM = frozenset({ResourceKind.LAUNCH_TEMPLATE, ResourceKind.LAUNCH_CONFIGURATION})
+# Bound once: on Python 3.11 an enum member read through its class costs a call (EnumType's
+# __getattr__), ~10x a global; these are read per finding.
+_ASG = ResourceKind.AUTOSCALING_GROUP
+_ADVISORY = Enforcement.ADVISORY
 
 
 def by_cause(found: list[Violation], index: PlanIndex) -> list[Violation]:
@@ -250,7 +254,7 @@ def by_cause(found: list[Violation], index: PlanIndex) -> list[Violation]:
         if change is None or change.kind not in _LAUNCHERS:
             continue
         links = index.launch_templates(change).targets
-        if change.kind is ResourceKind.AUTOSCALING_GROUP:
+        if change.kind is _ASG:
             links += index.launch_configuration(change).targets
         for target in links:
             j = at.get((key(v), target.address))
@@ -334,11 +338,11 @@ def level(finding: Finding, policy: PolicySettings) -> Enforcement:
     """Enforcement of one finding: information is advisory; "cannot verify" is reported at the
     rule's unknownEnforcement, never stricter than the rule itself."""
     if finding.advisory_only:
-        return Enforcement.ADVISORY
+        return _ADVISORY
     if finding.unknown:
         wanted = Enforcement(policy.params.unknown_enforcement)
-        if policy.enforcement is Enforcement.ADVISORY:
-            return Enforcement.ADVISORY
+        if policy.enforcement is _ADVISORY:
+            return _ADVISORY
         return wanted
     return policy.enforcement
 

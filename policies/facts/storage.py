@@ -13,6 +13,10 @@ TYPE_CHECKING = False  # typing's, without importing typing (not on a check's pa
 if TYPE_CHECKING:
     from typing import Any
 
+# Kinds tested per resource, bound once: on Python 3.11 reading an enum member through its class
+# is a Python-level call (EnumType defines __getattr__), ~10x reading a global.
+_LAUNCH_TEMPLATE, _EBS_VOLUME = ResourceKind.LAUNCH_TEMPLATE, ResourceKind.EBS_VOLUME
+
 
 class Volume(Frozen):
     __slots__ = ("label", "encrypted", "declared")
@@ -34,9 +38,10 @@ def volumes(change: ResourceChange, side: Side = "new") -> list[Volume]:
     launch template without ``block_device_mappings`` likewise.
     """
     inputs = inputs_of(change, side)
-    if change.kind is ResourceKind.LAUNCH_TEMPLATE:
+    kind = change.kind
+    if kind is _LAUNCH_TEMPLATE:
         return _template_volumes(inputs)
-    if change.kind is ResourceKind.EBS_VOLUME:
+    if kind is _EBS_VOLUME:
         encrypted = inputs.get("encrypted")
         if encrypted is None:  # not set: the account's default for the region decides
             return [Volume("EBS volume", False, declared=False)]

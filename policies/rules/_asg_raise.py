@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pydantic models, read only when a snapshot is given
     from gpupool.debt.snapshot import SnapshotPool
 
 SIZES = ("min_size", "desired_capacity", "max_size")
+_CREATE = ChangeKind.CREATE  # (an enum member read through its class costs a call on 3.11)
 _AUTONAME = re.compile(r"^(?P<base>.+)-[0-9a-f]{7}$")  # Pulumi autonaming: <name>-<7 hex>
 
 
@@ -80,7 +81,7 @@ def raised(change: ResourceChange, plan: PlanIndex, catalog: Catalog,
     the sizes the snapshot recorded; None when there is nothing to compare with (a new pool)."""
     new = _sizes(change.after)
     new_rows, unknown = gpu_types(plan, change, "new", catalog)
-    if change.old is not None and change.change is not ChangeKind.CREATE:
+    if change.old is not None and change.change is not _CREATE:
         old = _sizes(change.before)
         old_rows, _ = gpu_types(plan, change, "old", catalog)
         old_types = {r.instance_type for r in old_rows}

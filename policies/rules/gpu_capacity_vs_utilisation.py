@@ -171,7 +171,7 @@ class GpuCapacityVsUtilisation(Rule):
                                                        else "")
         what = raised(group, plan, catalog, measured)
         if what is None:  # a new pool without measurements: nothing to hold it against
-            if group.change is ChangeKind.CREATE and snapshot is not None:
+            if snapshot is not None and group.change is ChangeKind.CREATE:
                 # said only when a snapshot was given: without one, every first deployment
                 # would carry a note about a check nobody asked for
                 return Finding(group.address, cannot_verify(

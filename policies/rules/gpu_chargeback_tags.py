@@ -24,6 +24,11 @@ from policies.rules.base import (
 )
 from policies.rules.params import param
 
+# Bound once: on Python 3.11 an enum member read through its class costs a call (EnumType's
+# __getattr__), ~10x a global; these are tested per resource.
+_ASG, _LAUNCH_TEMPLATE = ResourceKind.AUTOSCALING_GROUP, ResourceKind.LAUNCH_TEMPLATE
+_GROUPS = (_ASG, ResourceKind.EKS_NODE_GROUP)
+
 
 class Params(RuleParams):
     required_tags: list[str] = param(
@@ -118,10 +123,9 @@ class GpuChargebackTags(Rule):
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         required: list[str] = ctx.params.required_tags
-        if change.kind in (ResourceKind.AUTOSCALING_GROUP, ResourceKind.EKS_NODE_GROUP):
-            types = ctx.plan.instance_types(change)
-        else:
-            types = ctx.plan.own_types(change)
+        kind = change.kind
+        plan = ctx.plan
+        types = plan.instance_types(change) if kind in _GROUPS else plan.own_types(change)
         is_gpu = False
         for t in types.known:  # (a loop: most resources have one type)
             if ctx.catalog.may_carry_gpu(t):
@@ -129,11 +133,11 @@ class GpuChargebackTags(Rule):
                 break
         if not is_gpu and types.complete:
             return
-        if change.kind is ResourceKind.AUTOSCALING_GROUP:
+        if kind is _ASG:
             missing, unpropagated, incomplete = self._group(change, ctx, required)
         else:
             tags = resource_tags(change.after)
-            if change.kind is ResourceKind.LAUNCH_TEMPLATE:
+            if kind is _LAUNCH_TEMPLATE:
                 extra = launch_tags(change.after)
                 tags = Tags(tags.keys | extra.keys, tags.incomplete or extra.incomplete)
             missing, unpropagated = tags.missing(required), []

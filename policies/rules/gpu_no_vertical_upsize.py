@@ -55,6 +55,9 @@ KINDS = frozenset({
 })
 POD_KINDS = frozenset({ResourceKind.K8S_WORKLOAD, ResourceKind.K8S_MANIFEST,
                        ResourceKind.K8S_OBJECT})
+# Bound once: on Python 3.11 an enum member read through its class costs a call (EnumType's
+# __getattr__), ~10x a global; these are tested per resource.
+_CHANGED = (ChangeKind.UPDATE, ChangeKind.REPLACE)
 
 
 class GpuNoVerticalUpsize(Rule):
@@ -248,7 +251,7 @@ class GpuNoVerticalUpsize(Rule):
     ))
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
-        if change.change not in (ChangeKind.UPDATE, ChangeKind.REPLACE):
+        if change.change not in _CHANGED:
             return
         if change.kind in POD_KINDS:  # the Kubernetes readers are imported for pods only
             from policies.rules._pod_upsize import pod_upsize

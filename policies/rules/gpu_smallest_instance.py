@@ -30,6 +30,9 @@ from policies.rules.base import (
 from policies.rules.params import param
 
 _EPSILON = 1e-9  # prices are recorded to 1e-6; equal per-GPU prices must compare equal
+# Bound once: on Python 3.11 an enum member read through its class costs a call (EnumType's
+# __getattr__), ~10x a global; these are tested per resource.
+_NODE_GROUP = ResourceKind.EKS_NODE_GROUP
 
 
 class Params(RuleParams):
@@ -226,7 +229,7 @@ class GpuSmallestInstance(Rule):
         params: Params = ctx.params
         catalog = ctx.catalog
         types = ctx.plan.own_types(change)
-        if types.unknown and change.kind is ResourceKind.EKS_NODE_GROUP and \
+        if types.unknown and change.kind is _NODE_GROUP and \
                 ctx.plan.instance_types(change).via:
             return  # unset, so computed: its launch template's type, judged on the template
         if types.unknown:
