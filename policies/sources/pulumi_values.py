@@ -134,7 +134,7 @@ def _object(value: dict[Any, Any], verbatim_keys: bool) -> Any:
         elif t is dict:
             out[key] = _object(v, key in _USER_MAPS)
         elif t is list:
-            out[key] = _list(v)
+            out[key] = _list(v) if v else []  # empty: most of them (Pulumi's __defaults)
         else:
             out[key] = v
     return out
