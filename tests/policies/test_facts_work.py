@@ -130,3 +130,74 @@ def test_no_index_by_id_or_name_unless_a_link_is_followed_by_value() -> None:
     for proxy in index.network.proxies():
         index.network.placement_group(proxy)
     assert index.network._by_value is built
+
+
+def _reference_roles(net: Any) -> dict[str, list[str]]:
+    """Proxies and clients as they were found before: every launcher's role through its launch
+    template, and the templates nothing launches from."""
+    found: dict[str, list[str]] = {"gpu-proxy": [], "gpu-client": []}
+    used = set()
+    for launcher in net.launchers:
+        role = net.role(launcher)
+        if role in found:
+            found[role].append(launcher.address)
+        used.update(t.address for t in net.plan.launch_templates(launcher).targets)
+    for t in net.templates:
+        role = own_tag(t, ROLE)
+        if t.address not in used and role in found:
+            found[role].append(t.address)
+    return found
+
+
+def _launcher(i: int, kind: ResourceKind, tags: dict[str, str] | None,
+              change: ChangeKind = ChangeKind.CREATE) -> ResourceChange:
+    rtype = {ResourceKind.INSTANCE: "aws_instance", ResourceKind.AUTOSCALING_GROUP:
+             "aws_autoscaling_group", ResourceKind.LAUNCH_TEMPLATE: "aws_launch_template"}[kind]
+    new: dict[str, Any] = {"name": "lt" if kind is ResourceKind.LAUNCH_TEMPLATE else f"n{i}"}
+    if tags is not None:
+        new["tags"] = tags
+    if kind is not ResourceKind.LAUNCH_TEMPLATE:
+        new["launch_template"] = [{"name": "lt"}]
+    return ResourceChange(address=f"{rtype}.r{i}", type=rtype, name=f"r{i}", change=change,
+                          new=new if change is not ChangeKind.DELETE else None,
+                          old=new if change is ChangeKind.DELETE else None, source="test",
+                          kind=kind)
+
+
+def test_no_launch_template_is_resolved_for_roles_when_no_template_has_one(
+        monkeypatch: Any) -> None:
+    """Most plans have no proxy tier: when no launch template of the plan carries a role tag,
+    the launchers' own tags say who is a proxy or client, and no launcher's template link is
+    followed (counted); a role on a template, one the plan only reads too, still reaches the
+    launchers that start from it. Proxies and clients equal the full reading in every case."""
+    calls = [0]
+    real = PlanIndex._launch_templates
+
+    def counted(self: PlanIndex, change: ResourceChange, side: Any) -> Any:
+        calls[0] += 1
+        return real(self, change, side)
+
+    monkeypatch.setattr(PlanIndex, "_launch_templates", counted)
+    own = [_launcher(i, ResourceKind.INSTANCE, {ROLE: "gpu-proxy"} if i == 1 else None)
+           for i in range(6)]
+    own.append(_launcher(7, ResourceKind.AUTOSCALING_GROUP, {ROLE: "gpu-client"}))
+    plain = [*own, _launcher(9, ResourceKind.LAUNCH_TEMPLATE, {"team": "a"})]
+    net = PlanIndex(plain).network
+    assert [p.address for p in net.proxies()] == ["aws_instance.r1"]
+    assert [c.address for c in net.clients()] == ["aws_autoscaling_group.r7"]
+    assert calls[0] == 0
+    assert _reference_roles(net) == {"gpu-proxy": ["aws_instance.r1"],
+                                     "gpu-client": ["aws_autoscaling_group.r7"]}
+    for change in (ChangeKind.CREATE, ChangeKind.READ):
+        tagged = _launcher(9, ResourceKind.LAUNCH_TEMPLATE, {ROLE: "gpu-proxy"}, change)
+        net = PlanIndex([*own, tagged]).network
+        want = _reference_roles(net)
+        assert [p.address for p in net.proxies()] == want["gpu-proxy"]
+        assert [c.address for c in net.clients()] == want["gpu-client"]
+        assert len(want["gpu-proxy"]) == 6  # instances with no role of their own: the template's
+    for rule in ("gpu-proxy-private", "gpu-proxy-placement", "gpu-proxy-network-budget"):
+        for example in get_rule(rule).examples:
+            net = PlanIndex(example.changes()).network
+            want = _reference_roles(net)
+            assert [p.address for p in net.proxies()] == want["gpu-proxy"], example.title
+            assert [c.address for c in net.clients()] == want["gpu-client"], example.title

@@ -28,6 +28,7 @@ LAUNCHERS: Final = frozenset({ResourceKind.AUTOSCALING_GROUP, ResourceKind.INSTA
 INSTANCE: Final = frozenset({ResourceKind.INSTANCE})
 ASG: Final = frozenset({ResourceKind.AUTOSCALING_GROUP})
 ENI: Final = frozenset({ResourceKind.NETWORK_INTERFACE})
+_LAUNCH_TEMPLATE: Final = ResourceKind.LAUNCH_TEMPLATE
 _KEYED: Final = (ResourceKind.PLACEMENT_GROUP, ResourceKind.SUBNET, ResourceKind.SECURITY_GROUP,
                  ResourceKind.INSTANCE, ResourceKind.NETWORK_INTERFACE,
                  ResourceKind.AUTOSCALING_GROUP, ResourceKind.TARGET_GROUP)
@@ -168,6 +169,7 @@ class LinkIndex:
         self.interfaces: list[ResourceChange] = []
         self.launchers: list[ResourceChange] = []
         self.templates: list[ResourceChange] = []
+        self._gone_templates: list[ResourceChange] = []  # deleted or read: links may name them
         self._built: dict[str, Pointers] = {}
         listed = {ResourceKind.SECURITY_GROUP_RULE: self.rules,
                   ResourceKind.LB_ATTACHMENT: self.attachments,
@@ -175,9 +177,11 @@ class LinkIndex:
                   ResourceKind.NETWORK_INTERFACE: self.interfaces,
                   ResourceKind.LAUNCH_TEMPLATE: self.templates}
         for c in plan.by_address.values():
-            if c.change in _GONE:
-                continue
             kind = c.kind
+            if c.change in _GONE:
+                if kind is _LAUNCH_TEMPLATE:
+                    self._gone_templates.append(c)
+                continue
             if kind in _KEYED:
                 self._keyed.append(c)
             found = listed.get(kind)
@@ -185,6 +189,11 @@ class LinkIndex:
                 found.append(c)
             if kind in LAUNCHERS:
                 self.launchers.append(c)
+
+    def any_templates(self) -> list[ResourceChange]:
+        """Every launch template of the plan, those it deletes or reads too: what a launcher's
+        template link may resolve to."""
+        return self.templates + self._gone_templates
 
     def refs(self, change: ResourceChange, path: str, kinds: frozenset[ResourceKind]
              ) -> tuple[ResourceChange, ...]:

@@ -185,19 +185,33 @@ class RoleFacts(LinkIndex):
 
     def _with_role(self, role: str) -> list[ResourceChange]:
         if self._roles is None:  # once per plan: three rules ask
-            roles: dict[str, list[ResourceChange]] = {PROXY: [], CLIENT: []}
-            used: set[str] = set()
+            self._roles = self._find_roles()
+        return list(self._roles[role])
+
+    def _find_roles(self) -> dict[str, list[ResourceChange]]:
+        roles: dict[str, list[ResourceChange]] = {PROXY: [], CLIENT: []}
+        of_template = {t.address: own_tag(t, ROLE_TAG) for t in self.any_templates()}
+        if not any(found in roles for found in of_template.values()):
+            # A launcher with no role of its own takes its launch template's (:meth:`tag`):
+            # when no template in the plan has one, its own tag says it all, and no
+            # launcher's templates need resolving (most plans: no proxy tier at all).
             for launcher in self.launchers:
-                found = self.role(launcher)
+                found = own_tag(launcher, ROLE_TAG)
                 if found in roles:
                     roles[found].append(launcher)
-                for t in self.plan.launch_templates(launcher).targets:
-                    used.add(t.address)
-            for t in self.templates:
-                if t.address in used:
-                    continue  # judged with what launches from it
-                found = own_tag(t, ROLE_TAG)
-                if found in roles:
-                    roles[found].append(t)
-            self._roles = roles
-        return list(self._roles[role])
+            return roles
+        used: set[str] = set()
+        for launcher in self.launchers:
+            link = self.plan.launch_templates(launcher)
+            found = own_tag(launcher, ROLE_TAG)
+            if found is None:  # :meth:`tag`, with each template's role read once
+                found = next((r for r in (of_template[t.address] for t in link.targets)
+                              if r is not None),
+                             UNKNOWN if link.unknown is not None and not link.targets else None)
+            if found in roles:
+                roles[found].append(launcher)
+            used.update(t.address for t in link.targets)
+        for t in self.templates:
+            if t.address not in used and of_template[t.address] in roles:
+                roles[of_template[t.address]].append(t)  # nothing launches from it
+        return roles
