@@ -170,6 +170,7 @@ K8S_KINDS: Final[dict[tuple[str, str], ResourceKind]] = {
     ("karpenter.sh", "NodePool"): ResourceKind.KARPENTER_NODE_POOL,
     ("karpenter.sh", "Provisioner"): ResourceKind.KARPENTER_NODE_POOL,
 }
+_OTHER: Final = ResourceKind.OTHER  # a global: read through its class, a Python-level call on 3.11
 
 
 def resource_kind(type_token: str) -> ResourceKind:
@@ -178,7 +179,7 @@ def resource_kind(type_token: str) -> ResourceKind:
         return found
     if type_token.startswith("kubernetes:"):
         return _kubernetes_kind(type_token)
-    return ResourceKind.OTHER
+    return _OTHER
 
 
 @lru_cache(maxsize=1024)

@@ -39,6 +39,10 @@ TYPED: Final = frozenset({  # the kinds check reads: for any other it returns at
     ResourceKind.INSTANCE, ResourceKind.LAUNCH_TEMPLATE, ResourceKind.LAUNCH_CONFIGURATION,
     ResourceKind.AUTOSCALING_GROUP, ResourceKind.EKS_NODE_GROUP, ResourceKind.SCALING_POLICY,
 })
+# Read per resource as globals: on 3.11 a member read through its enum class is a Python-level call.
+_ASG: Final = ResourceKind.AUTOSCALING_GROUP
+_NODE_GROUP: Final = ResourceKind.EKS_NODE_GROUP
+_SCALING_POLICY: Final = ResourceKind.SCALING_POLICY
 
 
 def check(kind: ResourceKind, inputs: Mapping[str, Any] | None, origin: str,
@@ -46,7 +50,7 @@ def check(kind: ResourceKind, inputs: Mapping[str, Any] | None, origin: str,
     """Raise a one-line InputError for the first wrongly typed input of one side."""
     if kind not in TYPED or not inputs:
         return
-    if kind is ResourceKind.AUTOSCALING_GROUP:
+    if kind is _ASG:
         for key in _SIZES:
             _whole(inputs.get(key), origin, where, key, 0, MAX_INT32)
         for path, item in _overrides(inputs):
@@ -54,12 +58,12 @@ def check(kind: ResourceKind, inputs: Mapping[str, Any] | None, origin: str,
             weight = item.get("weighted_capacity")
             if weight != "":
                 _whole(weight, origin, where, f"{path}.weighted_capacity", 1, 999)
-    elif kind is ResourceKind.EKS_NODE_GROUP:
+    elif kind is _NODE_GROUP:
         _type_list(inputs.get("instance_types"), origin, where, "instance_types")
         for path, block in _blocks(inputs, "scaling_config"):
             for key in _NODE_SIZES:
                 _whole(block.get(key), origin, where, f"{path}.{key}", 0, MAX_INT32)
-    elif kind is ResourceKind.SCALING_POLICY:
+    elif kind is _SCALING_POLICY:
         for path, block in _blocks(inputs, "target_tracking_configuration"):
             _finite(block.get("target_value"), origin, where, f"{path}.target_value")
     else:

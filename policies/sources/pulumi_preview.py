@@ -64,6 +64,11 @@ _OPS: Final[dict[str, tuple[ChangeKind, int]]] = {
     "import-replacement": (ChangeKind.REPLACE, 4),
 }
 _OPS_HELP: Final = "a Pulumi step op (same, create, update, delete, replace, create-replacement, …)"
+# Read per step as globals: on 3.11 a member read through its enum class is a Python-level call.
+_NOOP: Final = ChangeKind.NOOP
+_CREATE: Final = ChangeKind.CREATE
+_DELETE: Final = ChangeKind.DELETE
+_READ: Final = ChangeKind.READ
 
 
 class Step(Record):
@@ -210,7 +215,7 @@ def _add_step(merged: dict[str, _Merged], s: Step, origin: str) -> None:
     if is_engine_resource(rtype):
         return
     kind, strength = _OPS[op]
-    if kind is ChangeKind.NOOP and new is None and old is not None:
+    if kind is _NOOP and new is None and old is not None:
         new, new_at = old, old_at  # a same step written with its old state only
     m = merged.get(urn)
     if m is None:
@@ -234,9 +239,9 @@ def _change(urn: str, m: _Merged, origin: str) -> ResourceChange:
     new_inputs: dict[str, Any] | None = None
     references: dict[str, str] = {}
     parent: str | None = None
-    if m.kind is not ChangeKind.DELETE:
+    if m.kind is not _DELETE:
         if m.new is None:
-            if m.kind is not ChangeKind.READ:
+            if m.kind is not _READ:
                 fail(origin, m.new_where,
                      f"an object with the new inputs of this {m.kind}", None)
         else:
@@ -249,10 +254,10 @@ def _change(urn: str, m: _Merged, origin: str) -> ResourceChange:
                 want_obj(deps, origin, f"{where}.propertyDependencies")
             parent = state_parent(m.new, origin, where)
     old_inputs = None
-    if m.old is not None and m.kind is not ChangeKind.CREATE:
+    if m.old is not None and m.kind is not _CREATE:
         old_where = m.old_where
         old_inputs = _inputs(m.old, origin, old_where)
-        if m.kind is ChangeKind.DELETE:
+        if m.kind is _DELETE:
             parent = state_parent(m.old, origin, old_where)
     kind = resource_kind(m.type)
     if kind in fields.TYPED:  # any other kind: check returns at once
@@ -265,7 +270,7 @@ def _change(urn: str, m: _Merged, origin: str) -> ResourceChange:
         type=m.type,
         name=m.name,
         change=m.kind,
-        new=new_inputs if new_inputs is not None or m.kind is ChangeKind.DELETE else {},
+        new=new_inputs if new_inputs is not None or m.kind is _DELETE else {},
         old=old_inputs,
         source=SOURCE,
         kind=kind,

@@ -29,6 +29,11 @@ if TYPE_CHECKING:
 SOURCE: Final = "terraform"
 DynamicBlocks = Callable[[str], "Mapping[str, tuple[str, ...] | None] | None"]
 
+# Read per resource as globals: on 3.11 a member read through its enum class is a Python-level call.
+_NOOP: Final = ChangeKind.NOOP
+_CREATE: Final = ChangeKind.CREATE
+_DELETE: Final = ChangeKind.DELETE
+_READ: Final = ChangeKind.READ
 _ACTIONS: Final[dict[tuple[str, ...], ChangeKind]] = {
     ("no-op",): ChangeKind.NOOP,
     ("create",): ChangeKind.CREATE,
@@ -256,7 +261,7 @@ def _change(row: _Row, refs: References, origin: str, dynamic_blocks: DynamicBlo
     if kind is None:
         fail(origin, _where(row, ".actions"), f"one of {_ACTIONS_HELP}", actions)
     if row.mode == "data":
-        kind = ChangeKind.READ
+        kind = _READ
     before = change.get("before")
     if before is not None and type(before) is not dict:
         fail(origin, _where(row, ".before"), "an object or null", before)
@@ -268,11 +273,11 @@ def _change(row: _Row, refs: References, origin: str, dynamic_blocks: DynamicBlo
         fail(origin, _where(row, ".after_unknown"), "an object or boolean", unknown)
 
     new: dict[str, Any] | None = None
-    if kind is ChangeKind.NOOP and before is None and after is None:
+    if kind is _NOOP and before is None and after is None:
         # Terraform 1.0.x writes this for a count/for_each instance that neither exists nor is
         # planned (seen in terraform-compliance's test data): nothing to judge.
         return None
-    if kind is not ChangeKind.DELETE:
+    if kind is not _DELETE:
         if unknown is True:
             if row.mode == "managed":
                 fail(origin, _where(row, ".after_unknown"),
@@ -284,7 +289,7 @@ def _change(row: _Row, refs: References, origin: str, dynamic_blocks: DynamicBlo
             new = {}
         else:
             new = _merge_unknown(after if after is not None else {}, unknown) if unknown else after
-    old = None if kind is ChangeKind.CREATE else before
+    old = None if kind is _CREATE else before
     if new and row.mode == "managed" and row.rtype in DECLARED_TYPES:
         drop_undeclared(new, row.rtype, _Config(row, refs, dynamic_blocks))
     rkind = resource_kind(row.rtype)
