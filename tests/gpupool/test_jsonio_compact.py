@@ -1,14 +1,18 @@
 """gpupool.jsonio's cheaper duplicate proof for compact documents, held to the hook's reading.
 
-A compact document (Terraform's ``show -json``) is parsed plainly and its keys counted against
-an upper bound of the keys in the text; only equality skips the object_pairs_hook. Whatever
-the text (keys and strings holding ``":``, backslash runs, ``\\u0022:``, strings starting with a
-colon, a duplicate at any depth), the result or the error is the hook's.
+A compact document (Terraform's ``show -json``, blanks around it allowed) is parsed plainly and
+its keys counted against an upper bound of the keys in the text; only equality skips the
+object_pairs_hook. Whatever the text (keys and strings holding ``":``, backslash runs,
+``\\u0022:``, strings starting with a colon, a duplicate at any depth, any layout: indentation,
+blanks before or after colons and commas, around the document), the result or the error is the
+hook's.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +28,14 @@ _SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), _TRICKY,
                      st.floats(allow_nan=False, allow_infinity=False))
 _VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(
     st.lists(inner, max_size=4), st.dictionaries(_KEYS, inner, max_size=4)), max_leaves=20)
+
+
+_BLANKS = st.text(alphabet=" \t\r\n", max_size=3)
+_LAYOUTS = st.tuples(st.one_of(st.none(), st.integers(0, 4), _BLANKS),  # indent
+                     _BLANKS, _BLANKS, _BLANKS,  # after a comma, before and after a colon
+                     _BLANKS, _BLANKS)  # before and after the document
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _hooked(raw: bytes | str) -> Any:
@@ -52,6 +64,13 @@ def _reference(raw: bytes | str) -> Any:
 
 def _compact(value: Any, escape: bool) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=escape)
+
+
+def _laid_out(value: Any, escape: bool, layout: tuple[Any, ...]) -> str:
+    indent, comma, before, after, head, tail = layout
+    text = json.dumps(value, ensure_ascii=escape, indent=indent,
+                      separators=("," + comma, before + ":" + after))
+    return head + text + tail
 
 
 def _with_duplicate(text: str, key: str, at: int) -> str:
@@ -97,8 +116,36 @@ def test_a_duplicate_at_any_depth_is_refused_as_the_hook_refuses_it(
     _same_as_the_hook(_with_duplicate(_compact({"doc": value}, escape), key, at))
 
 
+@given(_VALUES, st.booleans(), _LAYOUTS)
+def test_documents_of_any_layout_read_as_the_hook_reads_them(
+        value: Any, escape: bool, layout: tuple[Any, ...]) -> None:
+    text = _laid_out(value, escape, layout)
+    assert _outcome(jsonio.loads, text) == _outcome(_hooked, text)
+    raw = text.encode("utf-8")
+    assert _outcome(jsonio.loads, raw) == _outcome(_hooked, raw)
+    assert _outcome(jsonio.loads, b"\xef\xbb\xbf" + raw) == _outcome(_hooked, b"\xef\xbb\xbf" + raw)
+
+
+@given(_VALUES, _KEYS, st.integers(0, 5), st.booleans(), _LAYOUTS)
+def test_a_duplicate_in_any_layout_is_refused_as_the_hook_refuses_it(
+        value: Any, key: str, at: int, escape: bool, layout: tuple[Any, ...]) -> None:
+    _same_as_the_hook(_with_duplicate(_laid_out({"doc": value}, escape, layout), key, at))
+
+
 @pytest.mark.parametrize("text", [
     '{"a":1,"a":2}',
+    '{"a":1,"a":2}\n',  # show -json's final line break
+    '\r\n\t {"a":[{"b":1,"b":2}]} \r\n',
+    '{"a" :1,"b":1,"b":2}',  # a key the count misses (blank before its colon), a duplicate
+    '{"a"\t:1,"b":1,"b":2}\n',
+    '{"a"\n:1,"b":1,"b":2}',
+    '{"a"' + " " * 70 + ':1,"b":1,"b":2}',
+    " " * 70 + '{"a":1,"b":1,"b":2}' + " \n" * 70,  # blanks beyond what is looked past
+    '{"a":1,"b":1,"b":2}' + " " * 70 + "\n",
+    '"a" \n',
+    "\n",
+    '{"a":1,"a":2}\n{"a":1}\n',  # JSON lines: extra data, as the hook says it
+    '{"a":1,"a":2}\x0c',  # not JSON whitespace
     '{"x":{"k\\\\":1,"k\\\\":2}}',  # a key ending in a backslash: its quote is not escaped
     '{"s":"\\":","a":1,"a":2}',  # an escaped quote and colon in a value
     '{"s":"\\u0022:","a":{"b":1,"b":2}}',  # the same escaped as \u0022
@@ -124,3 +171,34 @@ def test_a_compact_document_takes_the_count_not_the_hook(monkeypatch: pytest.Mon
     assert calls == []  # main: one call per object (61)
     assert jsonio.loads(json.dumps(doc, indent=2).encode()) == doc  # indented: the hook reads
     assert len(calls) == 61
+
+
+def _generated(name: str, n: int) -> Any:
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.generate(n)
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n", " \n\n"])
+def test_a_terraform_plan_ending_in_a_line_break_takes_the_count(
+        end: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``terraform show -json`` ends with a line break: main read every object of such a plan
+    through the hook (15,515 calls for 1,000 resources)."""
+    calls: list[int] = []
+    real = jsonio._pairs
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        calls.append(len(items))
+        return real(items)
+
+    monkeypatch.setattr(jsonio, "_pairs", pairs)
+    plan = _generated("gen_tfplan", 20)
+    raw = (json.dumps(plan, separators=(",", ":")) + end).encode()
+    assert jsonio.loads(raw) == plan
+    assert calls == []
+    twice = raw.replace(b'{"format_version":', b'{"format_version":"1.2","format_version":', 1)
+    with pytest.raises(jsonio.JsonProblem) as err:
+        jsonio.loads(twice)
+    assert str(err.value).startswith('key "format_version": expected each key once')
