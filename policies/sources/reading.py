@@ -151,7 +151,7 @@ def parse_json_bytes(raw: bytes, origin: str) -> Any:
             f"{origin}: expected JSON, got a binary Terraform plan; "
             f"convert it with `terraform show -json {origin} > plan.json`"
         )
-    if not raw.strip():
+    if not raw or raw.isspace():  # raw.strip() would copy a plan ending in a line break
         raise problem(f"{origin}: expected a JSON plan, got an empty file")
     try:
         return jsonio.loads(raw)
