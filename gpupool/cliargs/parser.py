@@ -7,10 +7,51 @@ import os
 import sys
 from collections.abc import Sequence
 
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
+
+
+# argparse's own words that ArgumentParser.__init__ translates (group titles, -h's help): each a
+# gettext lookup, the first of which imports locale (4.5 M instructions of a check's start-up).
+# Only the help prints them, so a Parser translates them when it writes its help: the same
+# lookup, in the same process, the same text in every locale.
+_OWN_WORDS = ("positional arguments", "options", "show this help message and exit")
+
+
+def _untranslated(message: str) -> str:
+    return message
+
 
 class Parser(argparse.ArgumentParser):
     """argparse that teaches: a missing subcommand prints the help, a mistyped option, command
     or choice gets a "did you mean", and every usage error is one line (exit 2)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        translate = getattr(argparse, "_", None)
+        if translate is None:  # an argparse that does not translate through a global `_`
+            super().__init__(*args, **kwargs)
+            self._translated = True
+            return
+        argparse._ = _untranslated
+        try:
+            super().__init__(*args, **kwargs)
+        finally:
+            argparse._ = translate
+        self._translated = False
+
+    def format_help(self) -> str:
+        if not self._translated:
+            self._translated = True
+            translate = argparse._
+            groups = (self._positionals, self._optionals)
+            for group in groups:
+                if group.title in _OWN_WORDS:
+                    group.title = translate(group.title)
+            for action in self._actions:
+                if isinstance(action, argparse._HelpAction) and action.help in _OWN_WORDS:
+                    action.help = translate(action.help)
+        return super().format_help()
 
     def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
         parsed, extras = super().parse_known_args(args, namespace)

@@ -299,7 +299,7 @@ def _close(word: str, choices: tuple[str, ...]) -> list[str]:
 
 
 def _emit(result: Result, args: argparse.Namespace) -> None:
-    from policies.reports import render
+    from policies.reports import render_utf8
     from policies.reports._common import verdict_line
 
     written: list[str] = []
@@ -312,7 +312,8 @@ def _emit(result: Result, args: argparse.Namespace) -> None:
             from pathlib import Path
 
             root = repo_root(Path.cwd())
-        text = render(result, fmt, color=color, width=width, root=root, tf_root=tf_root(args))
+        text = render_utf8(result, fmt, color=color, width=width, root=root,
+                           tf_root=tf_root(args))
         if file is None:
             write_stdout(text)
         elif write_output(file, text):

@@ -52,7 +52,8 @@ def test_collector_paused_while_reading_judging_and_reporting(
 
     monkeypatch.setattr(policies.sources, "load_plans", spy("read", policies.sources.load_plans))
     monkeypatch.setattr(policies.engine, "_run", spy("rules", policies.engine._run))
-    monkeypatch.setattr(policies.reports, "render", spy("report", policies.reports.render))
+    monkeypatch.setattr(policies.reports, "render_utf8",
+                        spy("report", policies.reports.render_utf8))
     run = run_in_process(["check", str(plan), "--format", "json"])
     assert run.code == 1 and json.loads(run.out)["verdict"] == "fail"
     assert seen["read"] == [False] and seen["report"] == [False]

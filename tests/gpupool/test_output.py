@@ -3,15 +3,17 @@ not at all, symlinks kept as links, devices and FIFOs written through, never rep
 
 from __future__ import annotations
 
+import io
 import os
 import stat
+import sys
 import threading
 from pathlib import Path
 
 import pytest
 
 from gpupool.errors import InputError
-from gpupool.output import _mkstemp, _resolve, write_output
+from gpupool.output import _mkstemp, _resolve, write_output, write_stdout
 
 TEXT = "report → line one\nline two\n"
 
@@ -127,3 +129,56 @@ def test_the_temporary_file_is_new_private_and_named_after_the_report(
     fd3, third = _mkstemp(tmp_path, "y")  # never through an existing link
     os.close(fd3)
     assert third != str(link) and not (tmp_path / "elsewhere").exists()
+
+
+class _CountingText(io.TextIOWrapper):
+    """An interpreter's standard output whose text layer counts what is written through it."""
+
+    written: int = 0
+
+    def write(self, s: str) -> int:
+        type(self).written += 1
+        return super().write(s)
+
+
+def _as_stdout(monkeypatch: pytest.MonkeyPatch, buffer: io.BufferedIOBase | io.RawIOBase,
+               encoding: str = "utf-8") -> _CountingText:
+    stdout = _CountingText(buffer, encoding=encoding, errors="replace")  # type: ignore[arg-type]
+    _CountingText.written = 0
+    monkeypatch.setattr(sys, "stdout", stdout)
+    monkeypatch.setattr(sys, "__stdout__", stdout)
+    return stdout
+
+
+@pytest.mark.parametrize("buffered", [True, False], ids=["buffered", "unbuffered"])
+def test_report_bytes_go_to_stdout_as_they_are_after_what_was_printed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, buffered: bool) -> None:
+    """The report's UTF-8 bytes are written once, below the text layer (which would encode the
+    text again), and after anything printed before them; ``python -u`` has a raw file there."""
+    raw = io.FileIO(tmp_path / "out", "w")
+    stdout = _as_stdout(monkeypatch, io.BufferedWriter(raw) if buffered else raw)
+    stdout.write("before\n")
+    write_stdout(TEXT.encode("utf-8"))
+    assert _CountingText.written == 1  # "before" only
+    stdout.flush()
+    raw.close()
+    assert (tmp_path / "out").read_bytes() == ("before\n" + TEXT).encode("utf-8")
+
+
+def test_report_bytes_to_a_stdout_of_another_encoding_are_its_text(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = io.FileIO(tmp_path / "out", "w")
+    stdout = _as_stdout(monkeypatch, io.BufferedWriter(raw), encoding="latin-1")
+    write_stdout(TEXT.encode("utf-8"))
+    write_stdout(TEXT)
+    stdout.flush()
+    raw.close()
+    assert (tmp_path / "out").read_bytes() == TEXT.encode("latin-1", "replace") * 2
+
+
+def test_report_bytes_to_a_file_are_written_as_they_are(tmp_path: Path) -> None:
+    target = tmp_path / "report.json"
+    assert write_output(target, TEXT.encode("utf-8")) is False
+    assert target.read_bytes() == TEXT.encode("utf-8")
+    assert write_output(target, TEXT) is False
+    assert target.read_bytes() == TEXT.encode("utf-8")

@@ -61,3 +61,15 @@ def test_every_format_to_a_file_from_the_command_line(tmp_path: Path, fmt: str) 
     out = tmp_path / f"report.{fmt}"
     assert main(["check", str(plan), "--format", fmt, "--output", str(out)]) == 1
     assert out.read_bytes().decode("utf-8")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_bytes_written_are_the_texts_utf8(fmt: str) -> None:
+    """render_utf8 hands the writer the encoding that proved the text writable (one encode of
+    the report, not two), on a result with surrogates and on one without."""
+    from policies.reports import render_utf8
+
+    for result in (_result(), evaluate([], Settings.default())):
+        data = render_utf8(result, fmt)
+        assert isinstance(data, bytes)
+        assert data == render(result, fmt).encode("utf-8")
