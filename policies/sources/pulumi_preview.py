@@ -26,6 +26,7 @@ from collections.abc import Iterable
 
 import policies.sources.fields as fields
 from gpupool.record import Record
+from policies.deferred import pending_change
 from policies.model import ChangeKind, Plan, ResourceChange, resource_kind
 from policies.sources.fields import camel_path
 from policies.sources.pulumi_values import (
@@ -236,6 +237,9 @@ def _add_step(merged: dict[str, _Merged], s: Step, origin: str) -> None:
 
 def _change(urn: str, m: _Merged, origin: str) -> ResourceChange:
     where = m.new_where
+    kind = resource_kind(m.type)
+    eager = kind in fields.TYPED  # their converted inputs are checked now; others on first read
+    new_raw: dict[str, Any] | None = None  # raw inputs left to convert (policies.deferred)
     new_inputs: dict[str, Any] | None = None
     references: dict[str, str] = {}
     parent: str | None = None
@@ -245,7 +249,9 @@ def _change(urn: str, m: _Merged, origin: str) -> ResourceChange:
                 fail(origin, m.new_where,
                      f"an object with the new inputs of this {m.kind}", None)
         else:
-            new_inputs = _inputs(m.new, origin, where)
+            new_raw = _raw_inputs(m.new, origin, where)
+            if eager or not new_raw:
+                new_inputs, new_raw = ({} if new_raw is None else inputs(new_raw)), None
             deps = m.new.get("propertyDependencies")
             if deps:  # None and {} are none (the place is made only for a value to read)
                 references = dependency_references(deps, origin,
@@ -253,24 +259,32 @@ def _change(urn: str, m: _Merged, origin: str) -> ResourceChange:
             elif deps is not None:
                 want_obj(deps, origin, f"{where}.propertyDependencies")
             parent = state_parent(m.new, origin, where)
+    old_raw: dict[str, Any] | None = None
     old_inputs = None
     if m.old is not None and m.kind is not _CREATE:
         old_where = m.old_where
-        old_inputs = _inputs(m.old, origin, old_where)
+        old_raw = _raw_inputs(m.old, origin, old_where)
+        if eager or not old_raw:
+            old_inputs, old_raw = ({} if old_raw is None else inputs(old_raw)), None
         if m.kind is _DELETE:
             parent = state_parent(m.old, origin, old_where)
-    kind = resource_kind(m.type)
-    if kind in fields.TYPED:  # any other kind: check returns at once
-        fields.check(kind, new_inputs, origin,
-                     lambda path: f"{where}.inputs.{camel_path(path)}")
-        fields.check(kind, old_inputs, origin,
-                     lambda path: f"{m.old_where}.inputs.{camel_path(path)}")
+    new = new_inputs if new_inputs is not None or m.kind is _DELETE else {}
+    if not eager:
+        if new_raw is None and old_raw is None:
+            return ResourceChange(urn, m.type, m.name, m.kind, new, old_inputs, SOURCE, kind,
+                                  references, parent)
+        return pending_change(inputs, new_raw, old_raw, urn, m.type, m.name, m.kind, new,
+                              old_inputs, SOURCE, kind, references, parent)
+    # any other kind: check returns at once
+    fields.check(kind, new_inputs, origin, lambda path: f"{where}.inputs.{camel_path(path)}")
+    fields.check(kind, old_inputs, origin,
+                 lambda path: f"{m.old_where}.inputs.{camel_path(path)}")
     return ResourceChange(
         address=urn,
         type=m.type,
         name=m.name,
         change=m.kind,
-        new=new_inputs if new_inputs is not None or m.kind is _DELETE else {},
+        new=new,
         old=old_inputs,
         source=SOURCE,
         kind=kind,
@@ -279,10 +293,9 @@ def _change(urn: str, m: _Merged, origin: str) -> ResourceChange:
     )
 
 
-def _inputs(state: dict[str, Any], origin: str, where: str) -> dict[str, Any]:
+def _raw_inputs(state: dict[str, Any], origin: str, where: str) -> dict[str, Any] | None:
+    """A state's raw ``inputs`` (None when it has none: ResourceV3 omits empty inputs)."""
     raw = state.get("inputs")
-    if raw is None:
-        return {}  # ResourceV3 omits empty inputs
-    if type(raw) is not dict:
+    if raw is not None and type(raw) is not dict:
         want_obj(raw, origin, f"{where}.inputs")  # refuses it (the place made only then)
-    return inputs(raw)
+    return raw
