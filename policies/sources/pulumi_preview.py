@@ -145,8 +145,10 @@ class _Merged(Record):
         self.new_where = new_where
 
 
-def parse(doc: dict[str, Any], origin: str) -> Plan:
-    """Normalise a preview digest; every shape problem is a one-line InputError."""
+def parse(doc: dict[str, Any], origin: str, defer: bool = False) -> Plan:
+    """Normalise a preview digest; every shape problem is a one-line InputError. ``defer``:
+    convert the inputs of kinds nothing checks on first read (``doc`` came from JSON text, its
+    nesting bounded by ``json``: see :mod:`policies.deferred`)."""
     diagnostics = doc.get("diagnostics")
     if diagnostics is not None:
         for i, d in enumerate(want_list(diagnostics, origin, "diagnostics")):
@@ -156,19 +158,20 @@ def parse(doc: dict[str, Any], origin: str) -> Plan:
     steps = (_step(s, origin, f"steps[{i}]")
              for i, s in enumerate([] if raw is None else want_list(raw, origin, "steps")))
     summary = doc.get("changeSummary")
-    return plan_of_steps(steps, origin, summary if type(summary) is dict else None)
+    return plan_of_steps(steps, origin, summary if type(summary) is dict else None, defer)
 
 
 def _step(body: Any, origin: str, where: str) -> Step:
     return Step(want_obj(body, origin, where), where)
 
 
-def plan_of_steps(steps: Iterable[Step], origin: str, summary: dict[str, Any] | None) -> Plan:
-    """Merge steps by URN into changes (see the module docstring)."""
+def plan_of_steps(steps: Iterable[Step], origin: str, summary: dict[str, Any] | None,
+                  defer: bool = False) -> Plan:
+    """Merge steps by URN into changes (see the module docstring; ``defer``: :func:`parse`)."""
     merged: dict[str, _Merged] = {}
     for step in steps:
         _add_step(merged, step, origin)
-    changes = tuple(_change(urn, m, origin) for urn, m in merged.items())
+    changes = tuple(_change(urn, m, origin, defer) for urn, m in merged.items())
     meta: dict[str, Any] = {}
     if summary is not None:
         meta["change_summary"] = summary
@@ -235,10 +238,11 @@ def _add_step(merged: dict[str, _Merged], s: Step, origin: str) -> None:
             m.new, m.new_where = new, new_at
 
 
-def _change(urn: str, m: _Merged, origin: str) -> ResourceChange:
+def _change(urn: str, m: _Merged, origin: str, defer: bool) -> ResourceChange:
     where = m.new_where
     kind = resource_kind(m.type)
-    eager = kind in fields.TYPED  # their converted inputs are checked now; others on first read
+    # Typed kinds' converted inputs are checked now; others' converted on first read
+    eager = not defer or kind in fields.TYPED
     new_raw: dict[str, Any] | None = None  # raw inputs left to convert (policies.deferred)
     new_inputs: dict[str, Any] | None = None
     references: dict[str, str] = {}

@@ -25,7 +25,7 @@ from gpupool.errors import InputError
 from gpupool.record import replace
 from policies import deferred
 from policies.model import Plan, ResourceChange, ResourceKind
-from policies.sources import fields, load_plan, pulumi_preview, pulumi_values
+from policies.sources import fields, load_plan, parse_document, pulumi_preview, pulumi_values
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -165,7 +165,7 @@ def test_generated_inputs_read_lazily_as_eagerly(
     if old is not None:
         step["oldState"] = {"type": rtype, "custom": True, "inputs": old}
     try:
-        (lazy,) = pulumi_preview.parse({"steps": [copy.deepcopy(step)]}, "p.json").changes
+        (lazy,) = pulumi_preview.parse({"steps": [copy.deepcopy(step)]}, "p.json", True).changes
     except InputError as e:  # an instance whose instanceType is no string: refused, as before
         assert rtype == "aws:ec2/instance:Instance", e
         return
@@ -188,7 +188,7 @@ def _role(inputs: Any, op: str = "create") -> dict[str, Any]:
 
 def test_a_pending_change_behaves_as_a_change() -> None:
     def one() -> ResourceChange:
-        (c,) = pulumi_preview.parse(_role({"maxSessionDuration": 3600}), "p.json").changes
+        (c,) = pulumi_preview.parse(_role({"maxSessionDuration": 3600}), "p.json", True).changes
         assert type(c) is not ResourceChange and isinstance(c, ResourceChange)
         return c
 
@@ -219,7 +219,16 @@ def test_a_pending_change_behaves_as_a_change() -> None:
 
 def test_a_bad_shape_of_an_unread_kind_is_still_refused() -> None:
     with pytest.raises(InputError, match=r"steps\[0\]\.newState\.inputs: expected an object"):
-        pulumi_preview.parse(_role([1]), "p.json")
+        pulumi_preview.parse(_role([1]), "p.json", True)
+
+
+def test_a_document_not_read_from_json_here_is_converted_as_read() -> None:
+    """Only ``json`` bounds a document's nesting: one built otherwise may be deeper than any
+    stack a rule reads it in, and is refused while read (tests/policies/sources/test_detect)."""
+    doc = _role({"maxSessionDuration": 3600})
+    assert not _pending(parse_document(doc, "p.json"))
+    assert not _pending(pulumi_preview.parse(doc, "p.json"))
+    assert _pending(parse_document(doc, "p.json", from_json=True))
 
 
 def test_inputs_as_deep_as_json_reads_convert_when_read_deep_in_a_stack(tmp_path: Path) -> None:
