@@ -244,10 +244,11 @@ class _ChangeFields:
 
     __slots__ = (
         "address", "type", "name", "change", "new", "old", "source", "kind", "references", "parent",
-        "origin"
+        "origin", "_pending"
     )
-    # Record.__init_subclass__ reads the fields of ResourceChange from here (its own are none)
-    _fields: ClassVar[tuple[str, ...]] = __slots__
+    # Record.__init_subclass__ reads the fields of ResourceChange from here (its own are none).
+    # ``_pending`` is no field: what policies.deferred converts on first read, else unset.
+    _fields: ClassVar[tuple[str, ...]] = __slots__[:-1]
 
 
 class ResourceChange(_ChangeFields, Frozen):

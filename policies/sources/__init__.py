@@ -139,11 +139,15 @@ def _detect_lines(lines: JsonLines, origin: str) -> str:
                   "objects on separate lines")
 
 
-def parse_document(doc: Any, origin: str, tf_root: str | Path | None = None) -> Plan:
+def parse_document(doc: Any, origin: str, tf_root: str | Path | None = None, *,
+                   from_json: bool = False) -> Plan:
     """A plan from an already parsed JSON document (origin names it in errors).
 
     ``tf_root``: the directory of a Terraform plan's root module sources (``.tf``), where they
     are at hand; read only for what the plan's JSON configuration leaves out (dynamic blocks).
+    ``from_json``: ``doc`` was parsed from JSON text here, so ``json`` bounded its nesting and
+    converting a Pulumi resource's inputs cannot overflow the stack later
+    (:mod:`policies.deferred`); any other document is converted as it is read.
     """
     try:
         kind = detect(doc, origin)
@@ -157,6 +161,8 @@ def parse_document(doc: Any, origin: str, tf_root: str | Path | None = None) -> 
             from policies.sources import terraform
 
             plan = terraform.parse(doc, origin, _dynamic_blocks_reader(doc, tf_root))
+        elif from_json and kind in (PULUMI_PREVIEW, PULUMI_EVENTS):
+            plan = _parser(kind)(doc, origin, True)  # type: ignore[call-arg]
         else:
             plan = _parser(kind)(doc, origin)
     except RecursionError:
@@ -197,7 +203,8 @@ def load_plan(path: str | Path, tf_root: Path | None = None) -> Plan:
     origin = shown_name(path)  # `-` (standard input) is shown as <stdin>
     with paused_gc():
         return parse_document(read_json(path, origin), origin,
-                              None if is_stream(path) else tf_root or _beside(path))
+                              None if is_stream(path) else tf_root or _beside(path),
+                              from_json=True)
 
 
 def _beside(path: str | Path) -> str:
@@ -312,7 +319,7 @@ def load_plans(paths: Sequence[str], tf_root: Path | None = None) -> list[Plan]:
                 else:
                     root = tf_root if stream else tf_root or _beside(name)
                     with paused_gc():
-                        plans.append(parse_document(doc, shown, root))
+                        plans.append(parse_document(doc, shown, root, from_json=True))
                 continue
             scanned = os.path.isdir(name)
             for path, shown in _dir_entries(name):
@@ -324,7 +331,8 @@ def load_plans(paths: Sequence[str], tf_root: Path | None = None) -> list[Plan]:
                         with paused_gc():
                             doc = read_json(path, shown)
                         if not is_k8s_object(doc):
-                            plans.append(parse_document(doc, shown, tf_root or path.parent))
+                            plans.append(parse_document(doc, shown, tf_root or path.parent,
+                                                        from_json=True))
                             continue
                         manifests.extend(_manifests_of(doc, shown, single=True))
                     else:

@@ -43,8 +43,9 @@ def is_event(value: Any) -> bool:
         value.get("type") in EVENT_KEYS or not EVENT_KEYS.isdisjoint(value.keys()))
 
 
-def parse(doc: Any, origin: str) -> Plan:
-    """An event stream (JSON lines, or the API's ``{"events": [...]}``) → Plan."""
+def parse(doc: Any, origin: str, defer: bool = False) -> Plan:
+    """An event stream (JSON lines, or the API's ``{"events": [...]}``) → Plan (``defer``: as
+    :func:`pulumi_preview.parse`)."""
     if isinstance(doc, JsonLines):
         events = zip((f"line {n}" for n in doc.line_numbers), doc, strict=True)
     else:
@@ -75,7 +76,8 @@ def parse(doc: Any, origin: str) -> Plan:
             steps.append(step)
         elif kind == "resOutputsEvent":
             _refreshed(steps, by_urn, _step(payload, origin, at))
-    plan = plan_of_steps(steps, origin, summary)  # a malformed step first: it is more precise
+    # a malformed step first: it is more precise
+    plan = plan_of_steps(steps, origin, summary, defer)
     if summary is None:
         raise problem(
             f"{origin}: expected a complete Pulumi event stream ending with a summaryEvent, "

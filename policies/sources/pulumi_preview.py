@@ -26,6 +26,7 @@ from collections.abc import Iterable
 
 import policies.sources.fields as fields
 from gpupool.record import Record
+from policies.deferred import pending_change
 from policies.model import ChangeKind, Plan, ResourceChange, resource_kind
 from policies.sources.fields import camel_path
 from policies.sources.pulumi_values import (
@@ -144,8 +145,10 @@ class _Merged(Record):
         self.new_where = new_where
 
 
-def parse(doc: dict[str, Any], origin: str) -> Plan:
-    """Normalise a preview digest; every shape problem is a one-line InputError."""
+def parse(doc: dict[str, Any], origin: str, defer: bool = False) -> Plan:
+    """Normalise a preview digest; every shape problem is a one-line InputError. ``defer``:
+    convert the inputs of kinds nothing checks on first read (``doc`` came from JSON text, its
+    nesting bounded by ``json``: see :mod:`policies.deferred`)."""
     diagnostics = doc.get("diagnostics")
     if diagnostics is not None:
         for i, d in enumerate(want_list(diagnostics, origin, "diagnostics")):
@@ -155,19 +158,20 @@ def parse(doc: dict[str, Any], origin: str) -> Plan:
     steps = (_step(s, origin, f"steps[{i}]")
              for i, s in enumerate([] if raw is None else want_list(raw, origin, "steps")))
     summary = doc.get("changeSummary")
-    return plan_of_steps(steps, origin, summary if type(summary) is dict else None)
+    return plan_of_steps(steps, origin, summary if type(summary) is dict else None, defer)
 
 
 def _step(body: Any, origin: str, where: str) -> Step:
     return Step(want_obj(body, origin, where), where)
 
 
-def plan_of_steps(steps: Iterable[Step], origin: str, summary: dict[str, Any] | None) -> Plan:
-    """Merge steps by URN into changes (see the module docstring)."""
+def plan_of_steps(steps: Iterable[Step], origin: str, summary: dict[str, Any] | None,
+                  defer: bool = False) -> Plan:
+    """Merge steps by URN into changes (see the module docstring; ``defer``: :func:`parse`)."""
     merged: dict[str, _Merged] = {}
     for step in steps:
         _add_step(merged, step, origin)
-    changes = tuple(_change(urn, m, origin) for urn, m in merged.items())
+    changes = tuple(_change(urn, m, origin, defer) for urn, m in merged.items())
     meta: dict[str, Any] = {}
     if summary is not None:
         meta["change_summary"] = summary
@@ -234,8 +238,12 @@ def _add_step(merged: dict[str, _Merged], s: Step, origin: str) -> None:
             m.new, m.new_where = new, new_at
 
 
-def _change(urn: str, m: _Merged, origin: str) -> ResourceChange:
+def _change(urn: str, m: _Merged, origin: str, defer: bool) -> ResourceChange:
     where = m.new_where
+    kind = resource_kind(m.type)
+    # Typed kinds' converted inputs are checked now; others' converted on first read
+    eager = not defer or kind in fields.TYPED
+    new_raw: dict[str, Any] | None = None  # raw inputs left to convert (policies.deferred)
     new_inputs: dict[str, Any] | None = None
     references: dict[str, str] = {}
     parent: str | None = None
@@ -245,7 +253,9 @@ def _change(urn: str, m: _Merged, origin: str) -> ResourceChange:
                 fail(origin, m.new_where,
                      f"an object with the new inputs of this {m.kind}", None)
         else:
-            new_inputs = _inputs(m.new, origin, where)
+            new_raw = _raw_inputs(m.new, origin, where)
+            if eager or not new_raw:
+                new_inputs, new_raw = ({} if new_raw is None else inputs(new_raw)), None
             deps = m.new.get("propertyDependencies")
             if deps:  # None and {} are none (the place is made only for a value to read)
                 references = dependency_references(deps, origin,
@@ -253,24 +263,32 @@ def _change(urn: str, m: _Merged, origin: str) -> ResourceChange:
             elif deps is not None:
                 want_obj(deps, origin, f"{where}.propertyDependencies")
             parent = state_parent(m.new, origin, where)
+    old_raw: dict[str, Any] | None = None
     old_inputs = None
     if m.old is not None and m.kind is not _CREATE:
         old_where = m.old_where
-        old_inputs = _inputs(m.old, origin, old_where)
+        old_raw = _raw_inputs(m.old, origin, old_where)
+        if eager or not old_raw:
+            old_inputs, old_raw = ({} if old_raw is None else inputs(old_raw)), None
         if m.kind is _DELETE:
             parent = state_parent(m.old, origin, old_where)
-    kind = resource_kind(m.type)
-    if kind in fields.TYPED:  # any other kind: check returns at once
-        fields.check(kind, new_inputs, origin,
-                     lambda path: f"{where}.inputs.{camel_path(path)}")
-        fields.check(kind, old_inputs, origin,
-                     lambda path: f"{m.old_where}.inputs.{camel_path(path)}")
+    new = new_inputs if new_inputs is not None or m.kind is _DELETE else {}
+    if not eager:
+        if new_raw is None and old_raw is None:
+            return ResourceChange(urn, m.type, m.name, m.kind, new, old_inputs, SOURCE, kind,
+                                  references, parent)
+        return pending_change(inputs, new_raw, old_raw, urn, m.type, m.name, m.kind, new,
+                              old_inputs, SOURCE, kind, references, parent)
+    # any other kind: check returns at once
+    fields.check(kind, new_inputs, origin, lambda path: f"{where}.inputs.{camel_path(path)}")
+    fields.check(kind, old_inputs, origin,
+                 lambda path: f"{m.old_where}.inputs.{camel_path(path)}")
     return ResourceChange(
         address=urn,
         type=m.type,
         name=m.name,
         change=m.kind,
-        new=new_inputs if new_inputs is not None or m.kind is _DELETE else {},
+        new=new,
         old=old_inputs,
         source=SOURCE,
         kind=kind,
@@ -279,10 +297,9 @@ def _change(urn: str, m: _Merged, origin: str) -> ResourceChange:
     )
 
 
-def _inputs(state: dict[str, Any], origin: str, where: str) -> dict[str, Any]:
+def _raw_inputs(state: dict[str, Any], origin: str, where: str) -> dict[str, Any] | None:
+    """A state's raw ``inputs`` (None when it has none: ResourceV3 omits empty inputs)."""
     raw = state.get("inputs")
-    if raw is None:
-        return {}  # ResourceV3 omits empty inputs
-    if type(raw) is not dict:
+    if raw is not None and type(raw) is not dict:
         want_obj(raw, origin, f"{where}.inputs")  # refuses it (the place made only then)
-    return inputs(raw)
+    return raw
