@@ -12,7 +12,7 @@ from policies.model import UNKNOWN, ResourceChange, ResourceKind
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
     from typing import Any, Final
 
 PROXY: Final = PROXY_ROLE
@@ -21,6 +21,20 @@ CLIENT: Final = CLIENT_ROLE
 # is a Python-level call (EnumType defines __getattr__), ~10x reading a global.
 _ASG: Final = ResourceKind.AUTOSCALING_GROUP
 _LAUNCH_TEMPLATE: Final = ResourceKind.LAUNCH_TEMPLATE
+_ROLES: Final = frozenset({PROXY, CLIENT})
+_CARRIERS: Final = LAUNCHERS | {_LAUNCH_TEMPLATE}  # what RoleFacts reads roles from
+
+
+def has_tier(changes: Iterable[ResourceChange]) -> bool:
+    """Might the plan hold a GPU proxy or client? False only when no launcher and no launch
+    template tags itself with either role: then :meth:`RoleFacts.proxies` and ``clients`` are
+    empty (a launcher takes a role only from itself or from a template), and the engine skips
+    the rules that judge a proxy tier (``proxy_tier``) without importing them. A role value that
+    cannot be tested raises, as reading the roles would: the engine then runs them."""
+    for c in changes:  # noqa: SIM110  (a loop: any() over a generator costs 0.2 M per 1k plan)
+        if c.kind in _CARRIERS and own_tag(c, ROLE_TAG) in _ROLES:
+            return True
+    return False
 
 
 def own_tag(change: ResourceChange, key: str, side: Side = "new") -> Any:
