@@ -1,6 +1,7 @@
 """Work a check does once rather than per resource or per rule, held by counting: property
 names worked out once per type and path, the cost lines' price words once per plan, a
-launch template's role read once, and enum members read through their class once per plan."""
+launch template's role and each tag the network facts ask of a resource taken once per plan,
+and enum members read through their class once per plan."""
 
 from __future__ import annotations
 
@@ -108,3 +109,28 @@ def test_a_launch_templates_role_is_read_once(monkeypatch: pytest.MonkeyPatch) -
     assert len(role_reads) == len(set(role_reads))
     templates = {t.address for t in net.templates}
     assert templates & set(role_reads)  # some templates are read: through their launchers
+
+
+@pytest.mark.parametrize("fixture", ["terraform/proxy-tiers.json",
+                                     "pulumi/preview-proxy-tiers.json"])
+def test_a_tag_is_read_once_per_resource_and_key(fixture: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The three proxy-tier rules each ask a proxy's role, budget and where its clients are:
+    the network facts read each tag off each resource once per plan (``RoleFacts.own``)."""
+    plan = load_plan(FIXTURES / fixture)
+    net = PlanIndex(plan.changes, load_catalog()).network
+    asked: Counter[tuple[str, str]] = Counter()
+    real = roles.own_tag
+
+    def counted(change: Any, key: str, side: str = "new") -> Any:
+        asked[(change.address, key)] += 1
+        return real(change, key, side)
+
+    monkeypatch.setattr(roles, "own_tag", counted)
+    for _ in range(3):  # as each rule asks
+        proxies = net.proxies()
+        for proxy in proxies:
+            net.budget(proxy)
+            net.clients_where(proxy)
+        assert net.clients() and proxies
+    assert len(asked) > len(proxies) and max(asked.values()) == 1, asked.most_common(3)
