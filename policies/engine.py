@@ -4,8 +4,9 @@ Waivers are applied and judged by :mod:`policies.waivers`, prices by :mod:`polic
 pass per plan and rule, in plan order; the plan's links (ASG ↔ launch template ↔ scaling
 policy) are indexed once (:class:`policies.facts.PlanIndex`), so evaluation grows linearly
 with the plan. Only the rules that read a kind of resource the plan holds are imported and run
-(:mod:`policies.rules.registry`). A rule that raises becomes a :class:`RuleError` (the check
-fails); it never takes the other rules down with it.
+(:mod:`policies.rules.registry`), the proxy-tier ones only when it holds a GPU proxy or client
+(:func:`policies.facts.network.roles.has_tier`). A rule that raises becomes a
+:class:`RuleError` (the check fails); it never takes the other rules down with it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from gpupool.gcpause import paused_gc
 from gpupool.record import Record, replace
 from policies.cost import cost_lines
 from policies.facts import PlanIndex
+from policies.facts.network.roles import has_tier
 from policies.model import ChangeKind, Plan, ResourceChange, ResourceKind
 from policies.result import CostLine, GpuObjects, KindCount, Result, RuleError, Violation
 from policies.rules.base import NOT_JUDGED, Enforcement, Finding, Rule, RuleContext
@@ -75,7 +77,7 @@ def _evaluate(plans: Sequence[Plan], settings: Settings, catalog: Catalog | None
         census.add(judged, kinds)
         subjects = _Subjects(judged)
         found: list[Violation] = []
-        for rule, policy in _to_run(enabled, kinds, errors):
+        for rule, policy in _to_run(enabled, kinds, errors, plan.changes):
             ctx = RuleContext(plan_catalog, policy.params, index.by_address, plan_index=index)
             emit = _Emitter(rule, policy, plan, index, found)
             if rule.meta.scope == "stack":
@@ -105,22 +107,39 @@ def _evaluate(plans: Sequence[Plan], settings: Settings, catalog: Catalog | None
 
 
 def _to_run(enabled: Sequence[tuple[RuleInfo, PolicySettings]], kinds: set[ResourceKind],
-            errors: list[RuleError]) -> list[tuple[Rule, PolicySettings]]:
+            errors: list[RuleError], changes: Sequence[ResourceChange]
+            ) -> list[tuple[Rule, PolicySettings]]:
     """The enabled rules that read a kind of resource the plan has, each module imported now.
 
     A rule reads only the kinds its metadata names (tests/policies/rules/test_registry.py runs
     every rule on every example without them: nothing), so the others cannot find anything and
-    their modules are not imported. A rule module that cannot be imported is a rule error."""
+    their modules are not imported. Likewise a ``proxy_tier`` rule on a plan without a GPU
+    proxy or client (asked once per plan, of the changes; a question that raises runs them). A
+    rule module that cannot be imported is a rule error."""
     out = []
+    tier: bool | None = None
     for info, policy in enabled:
         if kinds.isdisjoint(info.kinds):
             continue
+        if info.proxy_tier:
+            if tier is None:
+                tier = _has_tier(changes)
+            if not tier:
+                continue
         try:
             out.append((load(info.id), policy))
         except Exception as e:  # a broken rule module fails the check, never passes it
             errors.append(RuleError(info.id, f"rule could not be loaded: {type(e).__name__}: "
                                              f"{e}"))
     return out
+
+
+def _has_tier(changes: Sequence[ResourceChange]) -> bool:
+    """:func:`policies.facts.network.roles.has_tier`, failing closed: True when it raises."""
+    try:
+        return has_tier(changes)
+    except Exception:  # the rules then run, and say what they cannot read
+        return True
 
 
 _K8S_KINDS = frozenset({ResourceKind.K8S_WORKLOAD, ResourceKind.K8S_MANIFEST,

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import enum
+import importlib.util
+import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -32,6 +38,49 @@ FIXTURES = ROOT / "tests" / "fixtures"
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return ROOT
+
+
+@pytest.fixture
+def bench_plan(tmp_path: Path) -> Callable[[str, int], Path]:
+    """``bench_plan(generator, n)``: the bench's fleet of ``n`` resources (``bench/gen_preview.py``
+    or ``bench/gen_tfplan.py``, by module name) written to a temporary plan file."""
+    def write(generator: str, n: int) -> Path:
+        spec = importlib.util.spec_from_file_location(generator, ROOT / "bench" / f"{generator}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        path = tmp_path / f"{generator}-{n}.json"
+        path.write_text(json.dumps(module.generate(n)))
+        return path
+
+    return write
+
+
+@contextmanager
+def _enum_reads() -> Iterator[Counter[str]]:
+    real = type.__getattribute__
+    reads: Counter[str] = Counter()
+
+    def counted(cls: type, name: str) -> Any:
+        found = real(cls, name)
+        if isinstance(found, enum.Enum) and type(found) is cls:
+            reads[name] += 1
+        return found
+
+    enum.EnumType.__getattribute__ = counted  # type: ignore[method-assign,assignment]
+    try:
+        yield reads
+    finally:
+        del enum.EnumType.__getattribute__  # type: ignore[misc]
+
+
+@pytest.fixture
+def enum_reads() -> Callable[[], AbstractContextManager[Counter[str]]]:
+    """``with enum_reads() as reads:`` counts, by member name, the enum members read through
+    their class meanwhile (``ChangeKind.DELETE``): on Python 3.11 each read is a Python-level
+    call (``EnumType`` defines ``__getattr__``), ~10x reading a global, so the per-resource
+    paths bind them as module constants and the work tests hold them to it."""
+    return _enum_reads
 
 
 @pytest.fixture(scope="session")

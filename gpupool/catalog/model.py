@@ -181,6 +181,7 @@ class Catalog:
             groups.setdefault(r.gpu_key, []).append(r)
         self._smallest = {key: min(ts, key=_smallest_order) for key, ts in groups.items()}
         self._groups = groups
+        self._smallest_names: frozenset[str] | None = None  # made on first is_smallest
 
     def __len__(self) -> int:
         return len(self._by_type)
@@ -278,8 +279,14 @@ class Catalog:
         return None if row is None else self._smallest[row.gpu_key]
 
     def is_smallest(self, instance_type: str) -> bool:
-        row = self.get(instance_type)
-        return row is not None and self._smallest[row.gpu_key] is row
+        """Is the type the smallest size for its GPU? Asked per resource by the sizing rules:
+        a set of names, made once per catalog, rather than a GPU key made per question."""
+        names = self._smallest_names
+        if names is None:
+            names = self._smallest_names = frozenset(
+                s.instance_type for s in self._smallest.values()
+                if self._by_type.get(s.instance_type) is s)
+        return instance_type in names
 
     def same_gpu_sizes(self, instance_type: str) -> list[InstanceType]:
         row = self.get(instance_type)

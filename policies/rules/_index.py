@@ -13,6 +13,7 @@ RULES = (
         'rationale': 'A bigger size of the same GPU family usually carries the same GPU: g4dn.xlarge to g4dn.16xlarge keeps one T4 and costs 8.27× more. More vCPU and memory add cost, not GPU power; scale out with more of the smallest size instead. Packing more GPUs of the same model into one host (g4dn.xlarge → g4dn.12xlarge) costs more per GPU-hour and is denied unless allowGpuPacking is set. A change to another GPU model (T4 → A10G) is a GPU change, not vertical scaling: it is reported as information with both prices per GPU-hour. Looks at instance types of instances, launch templates, launch configurations, ASG override lists and EKS node groups, on updates and replacements; for attribute-based selection (instance_requirements), the smallest size it can launch per GPU, old against new. A GPU proxy (gpupool:role = gpu-proxy) may step up to the size its bandwidth budget (gpupool:remoting-min-gbps) needs and no further: bandwidth, not GPU. On Kubernetes the same idea applies to pods: a pod template whose GPUs per pod go up (1 → 4 nvidia.com/gpu) is vertical scaling; keep the GPUs per pod and run more replicas.',
         'kinds': ['autoscaling-group', 'eks-node-group', 'instance', 'k8s-manifest', 'k8s-object', 'k8s-workload', 'launch-configuration', 'launch-template'],
         'needs_old_inputs': True,
+        'proxy_tier': False,
     },
     {
         'id': 'gpu-smallest-instance',
@@ -23,6 +24,7 @@ RULES = (
         'rationale': "GPU capacity should come from the smallest size that carries the GPU (same model, memory and architecture), scaled out horizontally: g4dn.xlarge rather than g4dn.2xlarge, which adds CPU and memory for 43 % more per GPU-hour. A type passes when it is that smallest size, or when it costs no more per GPU-hour than the smallest size (plus maxPerGpuPremiumPct): p5.48xlarge, at p5.4xlarge's price per GPU, passes, and p4d.24xlarge passes because its A100 40 GB comes in no smaller size. Applies to instances, launch templates, launch configurations, ASG override lists and EKS node groups; types that carry no GPU are out of scope. Attribute-based selection (instance_requirements on an override or a launch template) is judged against the catalog like a Karpenter NodePool: every GPU type it can launch must be the smallest size for its GPU; requirements that name no accelerator admit GPU types by EC2's default, so a CPU group sets accelerator_count max = 0. One exception joins the remote-GPU idea: a resource tagged gpupool:role = gpu-proxy may run the cheapest size whose baseline bandwidth meets its budget (gpupool:remoting-min-gbps), because scaling out does not widen one client's flow; the report says so, and a size beyond it is still a violation.",
         'kinds': ['autoscaling-group', 'eks-node-group', 'instance', 'launch-configuration', 'launch-template'],
         'needs_old_inputs': False,
+        'proxy_tier': False,
     },
     {
         'id': 'gpu-pool-scales-on-utilisation',
@@ -33,6 +35,7 @@ RULES = (
         'rationale': "Allocation is not utilisation: fleets often use 5–30 % of the GPUs they pay for. Every autoscaling group of GPU instances needs a target-tracking scaling policy on GPU utilisation (CloudWatch agent nvidia_gpu → CWAgent/nvidia_smi_utilization_gpu, per AutoScalingGroupName) with a target between minTarget and maxTarget, so that it scales out under load and back in when idle. CPU utilisation says nothing about a GPU-bound workload. The policy is linked to its group by autoscaling_group_name or by a plan reference; when unknowns prevent proving the link, the group is reported as 'cannot verify', never passed.",
         'kinds': ['autoscaling-group', 'scaling-policy'],
         'needs_old_inputs': False,
+        'proxy_tier': False,
     },
     {
         'id': 'gpu-capacity-vs-utilisation',
@@ -43,6 +46,7 @@ RULES = (
         'rationale': "Allocation is not utilisation: fleets often use 5–30 % of the GPUs they pay for. A change that raises a GPU pool's capacity is denied while the pool's measured GPU utilisation is below the threshold (40 % by default, per pool pattern), with the figures: utilisation, compute debt in GPU-hours and dollars, and what the raise adds. For an AWS pool that is its min, desired or max size, or GPU types added; for a Kubernetes or on-premises pool a KEDA ScaledObject's maxReplicaCount, a Karpenter NodePool's limits of nvidia.com/gpu or a ResourceQuota's GPU keys (requests.nvidia.com/gpu, limits.nvidia.com/gpu) raised or removed, the object matched to its pool by the kit's gpupool.io/pool label. Measurements come from a snapshot written by `gpupool debt --format json` (--prometheus for Kubernetes pools), matched by name (or Pulumi logical name). A snapshot older than maxSnapshotAgeHours, a pool the snapshot could not measure (no CloudWatch agent, no DCGM exporter) and a Kubernetes pool measured only in part (exporter gaps) are 'cannot verify'. Without a snapshot, a raise is advised on as 'cannot verify'; a pool the snapshot does not know (a new pool has no history) likewise: the rule never blocks a first deployment.",
         'kinds': ['autoscaling-group', 'k8s-autoscaler', 'k8s-manifest', 'k8s-resource-quota', 'karpenter-node-pool'],
         'needs_old_inputs': True,
+        'proxy_tier': False,
     },
     {
         'id': 'gpu-chargeback-tags',
@@ -53,6 +57,7 @@ RULES = (
         'rationale': "Compute debt (GPUs allocated minus GPUs used) can only be charged back to a team when every GPU resource says whose it is. Instances and EKS node groups need the tags themselves (Terraform's provider default_tags, seen in tags_all, count); a launch template needs them on itself or in its instance tag_specifications; an autoscaling group needs them with propagate_at_launch (or in the instance tag_specifications of its launch template), because only propagated tags reach the instances that cost money.",
         'kinds': ['autoscaling-group', 'eks-node-group', 'instance', 'launch-template'],
         'needs_old_inputs': False,
+        'proxy_tier': False,
     },
     {
         'id': 'imdsv2-required',
@@ -63,6 +68,7 @@ RULES = (
         'rationale': "IMDSv1 answers any request from the instance, so a server-side request forgery in a model server or notebook hands out the instance role's credentials. IMDSv2 requires a session token (metadata_options.http_tokens = required). Without metadata_options, AWS's default allows IMDSv1, so a missing block is a violation; an instance that takes its metadata options from a launch template is judged by that template when it is in the plan. Disabling the endpoint altogether passes.",
         'kinds': ['instance', 'launch-configuration', 'launch-template'],
         'needs_old_inputs': False,
+        'proxy_tier': False,
     },
     {
         'id': 'ebs-encrypted',
@@ -73,6 +79,7 @@ RULES = (
         'rationale': "GPU hosts hold model weights, datasets and checkpoints on EBS. Every volume an instance, launch template or launch configuration declares must set encrypted = true. A root volume left undeclared takes the AMI snapshot's encryption (the public GPU AMIs are not encrypted), and account-level encryption by default is not visible in a plan, so it is a violation too. An instance without volume settings of its own is judged by its launch template when that is in the plan. Standalone volumes (aws_ebs_volume, aws.ebs.Volume) must set encrypted = true as well. The account's default (aws_ebs_encryption_by_default, aws.ebs.EncryptionByDefault) is checked too: enabled = false, or removing the resource, turns encryption by default off for every new volume of the region. An enabled default in the plan does not excuse a volume that leaves encryption unset: it holds for one region only, for volumes created after it is applied, and the plan cannot show that ordering; keep it on as a second line of defence.",
         'kinds': ['ebs-encryption-default', 'ebs-volume', 'instance', 'launch-configuration', 'launch-template'],
         'needs_old_inputs': False,
+        'proxy_tier': False,
     },
     {
         'id': 'gpu-proxy-placement',
@@ -83,6 +90,7 @@ RULES = (
         'rationale': "With GPU API remoting every synchronous CUDA call waits a network round trip, so the budget lives in microseconds. Groups, instances and launch templates tagged gpupool:role = gpu-proxy must launch into a placement group whose strategy is cluster (AWS's lowest-latency placement, and 10 Gbps per flow instead of 5), in a single availability zone; their clients (gpupool:role = gpu-client) belong in the same placement group. The placement group is found through the group's or instance's placement_group or its launch template's placement, by reference, id or name; one outside the plan, or a strategy or zone unknown until apply, is 'cannot verify', never a pass.",
         'kinds': ['autoscaling-group', 'instance', 'launch-template', 'placement-group', 'subnet'],
         'needs_old_inputs': False,
+        'proxy_tier': True,
     },
     {
         'id': 'gpu-proxy-private',
@@ -93,6 +101,7 @@ RULES = (
         'rationale': 'A GPU API remoting proxy runs the CUDA calls its clients send, so it must be reachable from its clients only: no public IP on any interface (launch template network interfaces, instances, elastic IPs, or a subnet that maps public IPs when nothing turns it off), no ingress from 0.0.0.0/0 or ::/0 on any of its security groups (inline rules and separate rule resources), and no load balancer or target group in front of the proxy group or instance: a load balancer adds a hop to every synchronous call. Applies to resources tagged gpupool:role = gpu-proxy (on themselves or on the launch template they start from).',
         'kinds': ['autoscaling-group', 'elastic-ip', 'instance', 'launch-template', 'lb-attachment', 'network-interface', 'security-group', 'security-group-rule', 'subnet'],
         'needs_old_inputs': False,
+        'proxy_tier': True,
     },
     {
         'id': 'gpu-proxy-network-budget',
@@ -103,6 +112,7 @@ RULES = (
         'rationale': "Remote GPUs need a network budget, not a guess. A proxy (gpupool:role = gpu-proxy) carries its tier's budget as tags: gpupool:remoting-min-gbps, the least bandwidth of one client's flow, and gpupool:remoting-max-rtt-us, the largest round trip (`gpupool remoting PROFILE` derives both from an application profile). The proxy type's baseline bandwidth (the catalog; never the 'up to' burst) must reach min-gbps within the single-flow cap of its network kind and of where its clients are (AWS: TCP 10 Gbps per flow between instances of one cluster placement group, 5 otherwise; 25 with ENA Express; EFA is bounded by the baseline only). gpupool:remoting-clients = in-group says the clients launch into the proxies' cluster placement group; without it (or = outside, or when the plan shows a client of the tier in another placement group or the proxy in none) the clients are taken to be outside, at 5 Gbps. The kind's round-trip floor (the parameters; planning defaults, since AWS publishes none) must not exceed max-rtt-us. A budget the tier cannot reach is a violation that names the size or network kind that would; a proxy without budget tags is 'cannot verify', never a pass.",
         'kinds': ['autoscaling-group', 'instance', 'launch-template', 'placement-group'],
         'needs_old_inputs': False,
+        'proxy_tier': True,
     },
     {
         'id': 'team-gpu-quota',
@@ -113,6 +123,7 @@ RULES = (
         'rationale': "Self-service GPU stacks are approved by their teams; the platform team approves capacity. The teams file (owned by the platform team) gives each team a quota of GPUs at max size per environment and a monthly budget; a plan that lets a team's GPU instances, groups or node groups (found by their chargeback tags) grow past either is denied with the figures, so raising capacity is a reviewed change to the teams file, not a side effect of a stack edit; a GPU model outside the team's allowedGpus is denied too. GPUs and cost are counted at max size over every resource of one plan (one stack with --stack; the gpupool action also joins every stack's plan, since a quota spans stacks), on-demand at the catalog's prices; a team the file does not know has no quota.",
         'kinds': ['autoscaling-group', 'eks-node-group', 'instance'],
         'needs_old_inputs': False,
+        'proxy_tier': False,
     },
     {
         'id': 'k8s-gpu-per-container',
@@ -123,6 +134,7 @@ RULES = (
         'rationale': "A container that asks for several GPUs is the Kubernetes form of vertical scaling: it waits for a node with that many free GPUs (stranding the GPUs of every node that has fewer), holds all of them whether its load needs them or not, and scales in steps of that size. One GPU per container with more replicas (or Job parallelism) packs nodes fully and lets the autoscaler add capacity one GPU at a time. Counts nvidia.com/gpu, nvidia.com/gpu.shared and amd.com/gpu in limits (requests when no limit is set) of every container and init container of every pod template of the kinds in the Kubernetes kinds table below (built-in workloads, Kubeflow training jobs and Trainer, JobSet, LeaderWorkerSet, KubeRay, KServe, Argo Workflows, Volcano, NVIDIA NIM). Multi-GPU training or serving that needs NVLink or tensor parallelism may be allowed by namespace or label (multiGpuNamespaces, multiGpuLabels) up to multiGpuMax. Fail closed: an object of any other kind that asks for an accelerator (nvidia.com/gpu, nvidia.com/mig-*, amd.com/gpu in a limits, requests or resources mapping anywhere in it), or one whose reader leaves such a request unread, is reported here as 'cannot verify' (at unknownEnforcement) naming its kind and the path of the request.",
         'kinds': ['k8s-manifest', 'k8s-object', 'k8s-workload'],
         'needs_old_inputs': False,
+        'proxy_tier': False,
     },
     {
         'id': 'k8s-gpu-limits',
@@ -133,6 +145,7 @@ RULES = (
         'rationale': 'GPUs are extended resources, which Kubernetes never overcommits: a GPU must be given in limits (requests default to the limit), requests may only repeat the same number, and the count must be a whole number. The API server rejects anything else at apply time ("Limit must be set for non overcommitable resources", "must be equal to … limit", "must be an integer"), after the pull request merged; this rule catches it in the pull request. A fraction of a GPU is time-slicing or MIG, configured on the device plugin, not a quantity like 500m. Every container of every kind in the Kubernetes kinds table below (a NIMService\'s spec.resources, a TrainJob\'s resourcesPerNode: the resources block the operator copies into its pods).',
         'kinds': ['k8s-manifest', 'k8s-object', 'k8s-workload'],
         'needs_old_inputs': False,
+        'proxy_tier': False,
     },
     {
         'id': 'k8s-gpu-namespace-quota',
@@ -143,6 +156,7 @@ RULES = (
         'rationale': "A namespace without a quota on requests.nvidia.com/gpu lets one team take every GPU of the cluster, and leaves no figure to charge back against. Every namespace that runs a GPU workload needs a ResourceQuota whose hard limits include requests.<gpu resource> (the only form Kubernetes accepts for extended resources). When the namespace is declared in the same input without such a quota, it is a violation; when it is not in the input at all (a workload applied into an existing namespace, or manifests without a namespace), the quota cannot be seen: the finding says 'cannot verify' at unknownEnforcement (advisory by default). A quota restricted by scopes or a scopeSelector covers only some pods: cannot verify. Every kind in the Kubernetes kinds table below is read (an object of a kind no reader understands counts with the GPUs it asks for); templates other objects run (TrainingRuntime, WorkflowTemplate, LLMInferenceServiceConfig) count where they run.",
         'kinds': ['k8s-manifest', 'k8s-namespace', 'k8s-object', 'k8s-resource-quota', 'k8s-workload'],
         'needs_old_inputs': False,
+        'proxy_tier': False,
     },
     {
         'id': 'k8s-gpu-workload-autoscaled',
@@ -153,6 +167,7 @@ RULES = (
         'rationale': "Allocation is not utilisation: a GPU Deployment with a fixed replica count holds its GPUs whether they are busy or idle. Every long-running (service) workload whose pods ask for GPUs (more than 0) scales: a Deployment, StatefulSet, ReplicaSet, ReplicationController or LeaderWorkerSet is the scaleTargetRef of a HorizontalPodAutoscaler or a KEDA ScaledObject in its namespace, on a GPU metric (a metric name, selector, query or trigger naming GPU or DCGM, such as DCGM_FI_DEV_GPU_UTIL), with room to scale (maxReplicas above minReplicas); a kind with its own autoscaler (RayCluster and RayService worker groups, KServe components, LLMInferenceService, NIMService) has it on, with room, on GPU utilisation or on the load it measures itself (Ray's resource demand, Knative's concurrency, the workload variant autoscaler): the Kubernetes kinds table below says what counts for each kind, per GPU role (a RayCluster head holding GPUs never scales). A KServe InferenceService serving one model across nodes (workerSpec) never scales: KServe's webhook refuses any autoscalerClass but none for it, and its controller runs the head at minReplicas and a fixed worker group (kserve/kserve validateMultiNodeVariables; 'Auto-scaling is not available for multi-node setups', KServe's multi-node docs), so it and its workers are told so, and to serve the model as an LLMInferenceService with spec.worker and spec.scaling, which KServe scales a whole LeaderWorkerSet group at a time (KServe 0.18). Scaling on CPU alone misses GPU-bound load. Jobs, training jobs, workflows, bare Pods and DaemonSets run to completion or one per node: they are out of scope. An autoscaler whose target is unknown until apply makes the finding 'cannot verify'.",
         'kinds': ['k8s-autoscaler', 'k8s-manifest', 'k8s-object', 'k8s-workload'],
         'needs_old_inputs': False,
+        'proxy_tier': False,
     },
     {
         'id': 'karpenter-gpu-smallest',
@@ -163,6 +178,7 @@ RULES = (
         'rationale': "Karpenter picks instance types from what a NodePool's requirements allow; left open, a GPU pod can bring up g4dn.16xlarge (one T4, 8.27× the price of g4dn.xlarge) or a 4-GPU host that strands three GPUs. A NodePool that can launch GPU instances must allow only the smallest size for each GPU it allows (or one costing no more per GPU-hour, plus maxPerGpuPremiumPct), and grow by more nodes. The rule evaluates the requirements (In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte, Lte) on instance type, family, size, category, generation, GPU count, name, manufacturer and memory, CPU, memory and architecture against every type of the GPU catalog; requirement keys it cannot evaluate (zones, capacity type, custom labels) exclude nothing. NodePool (karpenter.sh/v1, v1beta1) and Provisioner (v1alpha5); EKS Auto Mode NodePools' eks.amazonaws.com/instance-* keys are read as Karpenter's own karpenter.k8s.aws/instance-* keys.",
         'kinds': ['k8s-manifest', 'karpenter-node-pool'],
         'needs_old_inputs': False,
+        'proxy_tier': False,
     },
     {
         'id': 'gpu-nodes-tainted',
@@ -173,6 +189,7 @@ RULES = (
         'rationale': "An untainted GPU node takes any pod the scheduler places there: a CPU-only pod that lands on it keeps the node (and its GPUs, billed by the hour) from being consolidated or scaled in after the GPU work is done. GPU capacity must carry a nvidia.com/gpu taint with effect NoSchedule (or NoExecute), which GPU pods tolerate (the GPU Operator and EKS add that toleration to pods that request nvidia.com/gpu when the ExtendedResourceToleration admission plugin is on; the kit's pods carry it). Read: Karpenter NodePools (karpenter.sh v1, v1beta1: spec.template.spec.taints; Provisioner v1alpha5: spec.taints) and EKS Auto Mode NodePools whose requirements let them launch a GPU type of the catalog (an EC2NodeClass does not narrow the types: the requirements do), and EKS managed node groups (Terraform aws_eks_node_group taint blocks, Pulumi aws:eks/nodeGroup:NodeGroup taints, effect NO_SCHEDULE) whose instance types (their own or their launch template's) are GPU types or whose AMI type is a GPU one (AL2_x86_64_GPU, AL2023_x86_64_NVIDIA, BOTTLEROCKET_x86_64_NVIDIA, …). Startup taints do not count (a daemon removes them). Requirements, instance types or taints unknown until apply are cannot verify, never a pass.",
         'kinds': ['eks-node-group', 'k8s-manifest', 'karpenter-node-pool'],
         'needs_old_inputs': False,
+        'proxy_tier': False,
     },
     {
         'id': 'k8s-cpu-pods-off-gpu-nodes',
@@ -183,6 +200,7 @@ RULES = (
         'rationale': "The nvidia.com/gpu taint keeps CPU-only pods off GPU nodes (gpu-nodes-tainted); a pod that tolerates it, or whose nodeSelector or required node affinity names a label only GPU nodes carry, undoes that: with no GPU of its own it lands on a GPU node and holds it up after the GPU work is done (Karpenter will not consolidate a node a pod runs on, the cluster autoscaler will not scale it in). Each pod template of every kind in the Kubernetes kinds table is read: if it tolerates the taint (a toleration of that key, or of every taint: operator Exists with no key) or requires GPU node labels (nvidia.com/gpu.present and the GPU Operator's other nvidia.com/gpu.* labels, karpenter.k8s.aws/ and eks.amazonaws.com/instance-gpu-*, node.kubernetes.io/instance-type or instance-family of GPU types, cloud.google.com/gke-accelerator, the kit's gpupool.io/pool) then some container of the pod must ask for a GPU: init containers and sidecars of a GPU pod need none. Per-node agents (DaemonSets: the device plugin and DCGM exporter must run on GPU nodes and need no GPU) are allowed by default (allowNodeAgents): a node running only DaemonSet pods counts as empty. Tolerations or selectors unknown until apply are cannot verify.",
         'kinds': ['k8s-manifest', 'k8s-object', 'k8s-workload'],
         'needs_old_inputs': False,
+        'proxy_tier': False,
     },
     {
         'id': 'k8s-gpu-job-deadline',
@@ -193,6 +211,7 @@ RULES = (
         'rationale': "A batch workload runs until it completes; one that hangs (a stuck collective, a data loader waiting forever, a job that never exits) holds its GPUs, and the nodes under them, until someone notices. A deadline makes the controller end it and release them. Every batch kind in the Kubernetes kinds table that asks for a GPU must set its deadline (the table's Deadline column: a Job's spec.activeDeadlineSeconds, a CronJob's jobTemplate's, Kubeflow training jobs' spec.runPolicy.activeDeadlineSeconds, RayJob's, TrainJob's (Trainer v2.2+) and Argo Workflow's spec.activeDeadlineSeconds, a JobSet's replicated jobs', a Volcano Job's task pods: each GPU task its own, as a task's deadline ends only its pods), no longer than maxDeadlineSeconds. A JobSet takes any one of its jobs' (it fails as a whole when one of its jobs passes its deadline). Templates (WorkflowTemplate, TrainingRuntime) are left to what runs them. A deadline unknown until apply is cannot verify.",
         'kinds': ['k8s-manifest', 'k8s-object', 'k8s-workload'],
         'needs_old_inputs': False,
+        'proxy_tier': False,
     },
     {
         'id': 'karpenter-gpu-consolidation',
@@ -203,5 +222,6 @@ RULES = (
         'rationale': 'An empty GPU node bills its GPUs by the hour and runs nothing: it is compute debt. A NodePool that can launch GPU types must let Karpenter remove empty nodes, and soon: disruption.consolidationPolicy WhenEmpty or WhenEmptyOrUnderutilized (v1beta1: WhenEmpty or WhenUnderutilized; both are the default when unset) with disruption.consolidateAfter no longer than maxConsolidateAfterSeconds (Never fails), and no always-on disruption budget of 0 nodes that covers empty nodes (a budget without a schedule, nodes "0", whose reasons include Empty or are unset). Provisioners (v1alpha5) need spec.consolidation.enabled or spec.ttlSecondsAfterEmpty within the bound. Values unknown until apply are cannot verify.',
         'kinds': ['k8s-manifest', 'karpenter-node-pool'],
         'needs_old_inputs': False,
+        'proxy_tier': False,
     },
 )

@@ -41,7 +41,7 @@ NoParams = RuleParams  # a rule without parameters of its own still takes unknow
 class RuleMeta(Frozen):
     __slots__ = (
         "id", "title", "default_enforcement", "rationale", "scope", "kinds", "params",
-        "needs_old_inputs", "prop", "k8s_lifecycles"
+        "needs_old_inputs", "prop", "k8s_lifecycles", "proxy_tier"
     )
     id: str
     title: str
@@ -59,6 +59,9 @@ class RuleMeta(Frozen):
     # (policies.facts.k8s.Lifecycle values: "service", "batch", …): docs/policies.md's table of
     # kinds says from this which rule reads which kind.
     k8s_lifecycles: frozenset[str]
+    # Does it judge only a plan's GPU proxy tier (its proxies and clients, by role tag)? The
+    # engine then skips it on a plan with neither (policies.facts.network.roles.has_tier).
+    proxy_tier: bool
 
     def __init__(
         self,
@@ -72,6 +75,7 @@ class RuleMeta(Frozen):
         needs_old_inputs: bool = False,
         prop: str | None = None,
         k8s_lifecycles: frozenset[str] = frozenset(),
+        proxy_tier: bool = False,
     ) -> None:
         object.__setattr__(self, "id", id)
         object.__setattr__(self, "title", title)
@@ -83,6 +87,7 @@ class RuleMeta(Frozen):
         object.__setattr__(self, "needs_old_inputs", needs_old_inputs)
         object.__setattr__(self, "prop", prop)
         object.__setattr__(self, "k8s_lifecycles", k8s_lifecycles)
+        object.__setattr__(self, "proxy_tier", proxy_tier)
 
 
 class Finding(Frozen):

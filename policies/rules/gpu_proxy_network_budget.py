@@ -92,6 +92,7 @@ class GpuProxyNetworkBudget(Rule):
         kinds=frozenset({ResourceKind.AUTOSCALING_GROUP, ResourceKind.INSTANCE,
                          ResourceKind.LAUNCH_TEMPLATE, ResourceKind.PLACEMENT_GROUP}),
         params=Params,
+        proxy_tier=True,
     )
 
     examples = lazy_examples(lambda: (

@@ -62,6 +62,7 @@ class GpuProxyPlacement(Rule):
         kinds=frozenset({ResourceKind.AUTOSCALING_GROUP, ResourceKind.INSTANCE,
                          ResourceKind.LAUNCH_TEMPLATE, ResourceKind.PLACEMENT_GROUP,
                          ResourceKind.SUBNET}),
+        proxy_tier=True,
     )
 
     examples = lazy_examples(lambda: (

@@ -72,6 +72,7 @@ class GpuProxyPrivate(Rule):
                          ResourceKind.SECURITY_GROUP_RULE, ResourceKind.LB_ATTACHMENT,
                          ResourceKind.ELASTIC_IP, ResourceKind.SUBNET,
                          ResourceKind.NETWORK_INTERFACE}),
+        proxy_tier=True,
     )
 
     examples = lazy_examples(lambda: (

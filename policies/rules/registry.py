@@ -53,7 +53,7 @@ MODULES: Final = (
     "karpenter_gpu_consolidation",
 )
 _FIELDS: Final = ("id", "module", "title", "default_enforcement", "scope", "rationale", "kinds",
-                  "needs_old_inputs")
+                  "needs_old_inputs", "proxy_tier")
 
 
 class RuleInfo(Frozen):
@@ -61,7 +61,7 @@ class RuleInfo(Frozen):
 
     __slots__ = (
         "id", "module", "title", "default_enforcement", "scope", "rationale", "kinds",
-        "needs_old_inputs"
+        "needs_old_inputs", "proxy_tier"
     )
 
     id: str
@@ -72,6 +72,7 @@ class RuleInfo(Frozen):
     rationale: str
     kinds: frozenset[str]  # ResourceKind values: a rule reads nothing else (test_registry.py)
     needs_old_inputs: bool
+    proxy_tier: bool  # found nothing on a plan without a GPU proxy tier (test_registry.py)
 
     def __init__(
         self,
@@ -83,6 +84,7 @@ class RuleInfo(Frozen):
         rationale: str,
         kinds: frozenset[str],
         needs_old_inputs: bool,
+        proxy_tier: bool,
     ) -> None:
         object.__setattr__(self, "id", id)
         object.__setattr__(self, "module", module)
@@ -92,11 +94,13 @@ class RuleInfo(Frozen):
         object.__setattr__(self, "rationale", rationale)
         object.__setattr__(self, "kinds", kinds)
         object.__setattr__(self, "needs_old_inputs", needs_old_inputs)
+        object.__setattr__(self, "proxy_tier", proxy_tier)
 
 
 INFOS: Final = tuple(
     RuleInfo(row["id"], row["module"], row["title"], Enforcement(row["default_enforcement"]),
-             row["scope"], row["rationale"], frozenset(row["kinds"]), row["needs_old_inputs"])
+             row["scope"], row["rationale"], frozenset(row["kinds"]), row["needs_old_inputs"],
+             row["proxy_tier"])
     for row in _ROWS)
 BY_ID: Final = {i.id: i for i in INFOS}
 
@@ -126,7 +130,7 @@ def _row(rule: Rule) -> dict[str, Any]:
     return {"id": m.id, "module": type(rule).__module__.rsplit(".", 1)[-1], "title": m.title,
             "default_enforcement": m.default_enforcement.value, "scope": m.scope,
             "rationale": m.rationale, "kinds": sorted(str(k) for k in m.kinds),
-            "needs_old_inputs": m.needs_old_inputs}
+            "needs_old_inputs": m.needs_old_inputs, "proxy_tier": m.proxy_tier}
 
 
 def render_index() -> str:

@@ -59,13 +59,27 @@ def _rules_loaded(modules: list[str]) -> set[str]:
 
 
 def _rules_reading(path: Path) -> set[str]:
-    """The policy IDs that read a kind of resource the plan holds."""
+    """The policy IDs that read a kind of resource the plan holds (a proxy-tier rule: and the
+    plan holds a GPU proxy or client)."""
+    from policies.facts.network.roles import has_tier
     from policies.rules.registry import INFOS
     from policies.sources import load_plans
 
-    kinds = {c.kind for plan in load_plans([str(path)]) for c in plan.changes}
+    plans = load_plans([str(path)])
+    kinds = {c.kind for plan in plans for c in plan.changes}
     assert kinds
-    return {i.id for i in INFOS if not i.kinds.isdisjoint(kinds)}
+    tier = any(has_tier(plan.changes) for plan in plans)
+    return {i.id for i in INFOS if not i.kinds.isdisjoint(kinds) and (tier or not i.proxy_tier)}
+
+
+# gpu-proxy-network-budget, -placement and -private judge only a plan's proxies and clients.
+PROXY_TIER_MODULES = ("policies.rules.gpu_proxy_network_budget",
+                      "policies.rules.gpu_proxy_placement", "policies.rules.gpu_proxy_private")
+
+
+def _tier_rules_loaded(modules: list[str]) -> list[str]:
+    """The proxy-tier rule modules the check imported."""
+    return _among(modules, PROXY_TIER_MODULES)
 
 
 # Plan readers a check of the other kind never imports, and standard modules only a mistyped
@@ -120,11 +134,24 @@ def test_a_plan_check_loads_no_pydantic_yaml_or_pulumi(plan: Path, kind: str,
     # report still lists every rule, from the generated index (policies/rules/_index.py).
     assert _rules_loaded(modules) == _rules_reading(plan)
     assert "k8s-gpu-limits" not in _rules_loaded(modules)
+    assert _tier_rules_loaded(modules) == []  # instances and templates, but no proxy tier
     assert _among(modules, ("policies.facts.k8s",)) == []
     assert len(report["policies"]) == 20
     assert _among(modules, OTHER_READERS[kind] + NOT_NEEDED_STDLIB) == []
     assert _among(modules, OTHER_COMMANDS + TF_SOURCES + NOT_WITHOUT_THEIR_OPTIONS) == []
     assert len(modules) <= MAX_MODULES, len(modules)
+
+
+@pytest.mark.parametrize("plan", [FIXTURES / "terraform" / "proxy-tiers.json",
+                                  FIXTURES / "pulumi" / "preview-proxy-tiers.json"],
+                         ids=["terraform", "pulumi"])
+def test_a_plan_with_a_proxy_tier_brings_in_the_tier_rules(plan: Path, tmp_path: Path) -> None:
+    """The counter-case: proxies and clients (role tags) load the three proxy-tier rules."""
+    code, modules = _loaded("check", str(plan), "--format", "json",
+                            "--output", str(tmp_path / "r.json"))
+    assert code in (0, 1), code
+    assert _tier_rules_loaded(modules) == list(PROXY_TIER_MODULES)
+    assert _rules_loaded(modules) == _rules_reading(plan)
 
 
 def test_a_plan_whose_configuration_lacks_a_dynamic_block_reads_the_tf_sources(

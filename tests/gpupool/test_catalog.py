@@ -59,6 +59,50 @@ def test_g4dn_xlarge_is_the_smallest_t4_size() -> None:
     assert CATALOG.smallest_like("g4dn.16xlarge") is smallest
 
 
+def _was_smallest(catalog: Catalog, name: str) -> bool:
+    """is_smallest as it was written before the set: the row is its GPU's smallest row."""
+    row = catalog.get(name)
+    return row is not None and catalog.smallest_like(name) is row
+
+
+@pytest.mark.parametrize("region", [None, "us-east-1", "eu-west-1", "ap-northeast-1"])
+def test_is_smallest_answers_as_before_for_every_type(region: str | None) -> None:
+    catalog = CATALOG if region is None else CATALOG.for_region(region)
+    answers = {t: catalog.is_smallest(t) for t in TYPES}
+    assert answers == {t: _was_smallest(catalog, t) for t in TYPES}
+    assert 0 < sum(answers.values()) < len(TYPES)
+
+
+@given(rows=st.lists(st.sampled_from(list(CATALOG)), max_size=12),
+       names=st.lists(st.one_of(st.sampled_from(TYPES), st.text(max_size=12),
+                                st.sampled_from(TYPES).map(str.upper)), max_size=8))
+def test_is_smallest_agrees_with_its_gpus_smallest_row(rows: list[InstanceType],
+                                                       names: list[str]) -> None:
+    """Any catalog (rows repeated too: the last row of a name is the one it answers for) and
+    any name: the set says what comparing the rows says."""
+    catalog = Catalog(rows, {})
+    for name in [*names, *(r.instance_type for r in rows)]:
+        assert catalog.is_smallest(name) is _was_smallest(catalog, name), name
+
+
+def test_is_smallest_makes_no_gpu_key_per_question(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asked per resource by the sizing rules: after the first question, a set lookup."""
+    catalog = Catalog(list(CATALOG), {})
+    made = [0]
+    real = InstanceType.gpu_key
+
+    def counted(self: InstanceType) -> object:
+        made[0] += 1
+        return real.fget(self)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(InstanceType, "gpu_key", property(counted))
+    catalog.is_smallest("g4dn.xlarge")
+    made[0] = 0
+    assert [catalog.is_smallest(t) for t in ("g4dn.xlarge", "g4dn.2xlarge", "m5.large")] == [
+        True, False, False]
+    assert made[0] == 0
+
+
 def test_g4dn_16xlarge_is_one_t4_at_8_27_times_the_price() -> None:
     big, small = row("g4dn.16xlarge"), row("g4dn.xlarge")
     assert (big.gpu_model, big.gpu_count) == ("T4", 1)

@@ -105,14 +105,15 @@ def test_a_rule_that_raises_is_an_error_that_fails_the_check(
 
 
 def test_a_stack_rule_that_raises(monkeypatch: pytest.MonkeyPatch) -> None:
-    rule = get_rule("gpu-proxy-placement")  # reads launch templates
+    rule = get_rule("gpu-proxy-placement")  # reads launch templates (of a proxy tier)
 
     def boom(changes: object, ctx: RuleContext) -> Iterable[Finding]:
         yield from ()
         raise KeyError("x")
 
     monkeypatch.setattr(rule, "check", boom)
-    [e] = check(plan(GOOD_LT)).errors
+    proxy = {**GOOD_LT, "new": {**GOOD_LT["new"], "tags": {"gpupool:role": "gpu-proxy"}}}
+    [e] = check(plan(proxy)).errors
     assert e.policy == "gpu-proxy-placement" and e.resource is None
 
 

@@ -1,14 +1,13 @@
 """Work a check does once rather than per resource or per rule, held by counting: property
 names worked out once per type and path, the cost lines' price words once per plan, a
-launch template's role read once, and enum members read through their class once per plan."""
+launch template's role and each tag the network facts ask of a resource taken once per plan,
+and enum members read through their class once per plan."""
 
 from __future__ import annotations
 
-import enum
-import importlib.util
-import json
 from collections import Counter
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -25,21 +24,13 @@ from policies.rules.registry import load
 from policies.settings import load_settings
 from policies.sources import load_plan
 
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "tests" / "fixtures"
-
-
-def _generator(name: str) -> Callable[[int], dict[str, Any]]:
-    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.generate  # type: ignore[no-any-return]
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 @pytest.mark.parametrize("generator", ["gen_preview", "gen_tfplan"])
 def test_evaluation_reads_no_enum_member_through_its_class_per_resource(
-        generator: str, tmp_path: Path) -> None:
+        generator: str, bench_plan: Callable[[str, int], Path],
+        enum_reads: Callable[[], AbstractContextManager[Counter[str]]]) -> None:
     """On Python 3.11 ``ResourceKind.INSTANCE`` is a Python-level call (EnumType defines
     ``__getattr__``, so every class attribute read takes the slow hook), ~10x a global: the
     per-resource paths test kinds against module constants. Counted: evaluating the bench's
@@ -48,34 +39,18 @@ def test_evaluation_reads_no_enum_member_through_its_class_per_resource(
     settings = load_settings(None, None)
     plans = {}
     for n in (100, 200):
-        path = tmp_path / f"plan-{n}.json"
-        path.write_text(json.dumps(_generator(generator)(n)))
-        plans[n] = load_plan(path)
+        plans[n] = load_plan(bench_plan(generator, n))
         assert len(plans[n].changes) >= n
         evaluate([plans[n]], settings)  # rule modules imported (their module-level reads)
-    real = type.__getattribute__
-    reads: Counter[tuple[int, str]] = Counter()
-    counting = [0]
-
-    def counted(cls: type, name: str) -> Any:
-        found = real(cls, name)
-        if counting[0] and isinstance(found, enum.Enum) and type(found) is cls:
-            reads[(counting[0], name)] += 1
-        return found
-
-    enum.EnumType.__getattribute__ = counted  # type: ignore[method-assign,assignment]
-    try:
-        for n in (100, 200):
-            counting[0] = n
+    reads: dict[int, Counter[str]] = {}
+    for n in (100, 200):
+        with enum_reads() as reads[n]:
             result = evaluate([plans[n]], settings)
-            assert result.resources_evaluated >= n and not result.errors
-        counting[0] = 0
-    finally:
-        del enum.EnumType.__getattribute__  # type: ignore[misc]
-    small = Counter({name: k for (n, name), k in reads.items() if n == 100})
-    large = Counter({name: k for (n, name), k in reads.items() if n == 200})
-    assert small  # counted at all: the engine reads a few per plan
-    assert large == small
+        assert result.resources_evaluated >= n and not result.errors
+    assert reads[100]  # counted at all: the engine reads a few per plan
+    assert reads[200] == reads[100]
+
+
 def test_a_property_name_is_worked_out_once_per_type_and_path() -> None:
     _common.prop.cache_clear()
     cases = [("aws:ec2/instance:Instance", "metadata_options.http_tokens"),
@@ -134,3 +109,28 @@ def test_a_launch_templates_role_is_read_once(monkeypatch: pytest.MonkeyPatch) -
     assert len(role_reads) == len(set(role_reads))
     templates = {t.address for t in net.templates}
     assert templates & set(role_reads)  # some templates are read: through their launchers
+
+
+@pytest.mark.parametrize("fixture", ["terraform/proxy-tiers.json",
+                                     "pulumi/preview-proxy-tiers.json"])
+def test_a_tag_is_read_once_per_resource_and_key(fixture: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The three proxy-tier rules each ask a proxy's role, budget and where its clients are:
+    the network facts read each tag off each resource once per plan (``RoleFacts.own``)."""
+    plan = load_plan(FIXTURES / fixture)
+    net = PlanIndex(plan.changes, load_catalog()).network
+    asked: Counter[tuple[str, str]] = Counter()
+    real = roles.own_tag
+
+    def counted(change: Any, key: str, side: str = "new") -> Any:
+        asked[(change.address, key)] += 1
+        return real(change, key, side)
+
+    monkeypatch.setattr(roles, "own_tag", counted)
+    for _ in range(3):  # as each rule asks
+        proxies = net.proxies()
+        for proxy in proxies:
+            net.budget(proxy)
+            net.clients_where(proxy)
+        assert net.clients() and proxies
+    assert len(asked) > len(proxies) and max(asked.values()) == 1, asked.most_common(3)

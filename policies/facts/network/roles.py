@@ -12,7 +12,7 @@ from policies.model import UNKNOWN, ResourceChange, ResourceKind
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
     from typing import Any, Final
 
 PROXY: Final = PROXY_ROLE
@@ -21,6 +21,21 @@ CLIENT: Final = CLIENT_ROLE
 # is a Python-level call (EnumType defines __getattr__), ~10x reading a global.
 _ASG: Final = ResourceKind.AUTOSCALING_GROUP
 _LAUNCH_TEMPLATE: Final = ResourceKind.LAUNCH_TEMPLATE
+_ROLES: Final = frozenset({PROXY, CLIENT})
+_CARRIERS: Final = LAUNCHERS | {_LAUNCH_TEMPLATE}  # what RoleFacts reads roles from
+_UNREAD: Final = object()  # RoleFacts.own: not read yet (a tag may be None: absent)
+
+
+def has_tier(changes: Iterable[ResourceChange]) -> bool:
+    """Might the plan hold a GPU proxy or client? False only when no launcher and no launch
+    template tags itself with either role: then :meth:`RoleFacts.proxies` and ``clients`` are
+    empty (a launcher takes a role only from itself or from a template), and the engine skips
+    the rules that judge a proxy tier (``proxy_tier``) without importing them. A role value that
+    cannot be tested raises, as reading the roles would: the engine then runs them."""
+    for c in changes:  # noqa: SIM110  (a loop: any() over a generator costs 0.2 M per 1k plan)
+        if c.kind in _CARRIERS and own_tag(c, ROLE_TAG) in _ROLES:
+            return True
+    return False
 
 
 def own_tag(change: ResourceChange, key: str, side: Side = "new") -> Any:
@@ -140,16 +155,26 @@ class RoleFacts(LinkIndex):
     def __init__(self, plan: PlanLinks) -> None:
         super().__init__(plan)
         self._roles: dict[str, list[ResourceChange]] | None = None
+        self._own: dict[tuple[str, str], Any] = {}
+
+    def own(self, change: ResourceChange, key: str) -> Any:
+        """:func:`own_tag`, read once per resource and key: a template many launchers start
+        from, and a proxy whose role, tier and budget three rules ask, are read once."""
+        k = (change.address, key)
+        value = self._own.get(k, _UNREAD)
+        if value is _UNREAD:
+            value = self._own[k] = own_tag(change, key)
+        return value
 
     def tag(self, change: ResourceChange, key: str) -> tuple[Any, ResourceChange]:
         """A tag of a launcher, falling back on its launch template's (what instances get)."""
-        value = own_tag(change, key)
+        value = self.own(change, key)
         if value is not None or change.kind not in LAUNCHERS:
             return value, change
         link = self.plan.launch_templates(change)
         unknown = link.unknown is not None and not link.targets
         for t in link.targets:
-            found = own_tag(t, key)
+            found = self.own(t, key)
             if found is not None:
                 return found, t
         return (UNKNOWN if unknown else None), change
@@ -190,28 +215,22 @@ class RoleFacts(LinkIndex):
 
     def _find_roles(self) -> dict[str, list[ResourceChange]]:
         roles: dict[str, list[ResourceChange]] = {PROXY: [], CLIENT: []}
-        of_template = {t.address: own_tag(t, ROLE_TAG) for t in self.any_templates()}
-        if not any(found in roles for found in of_template.values()):
+        if not any(self.own(t, ROLE_TAG) in roles for t in self.any_templates()):
             # A launcher with no role of its own takes its launch template's (:meth:`tag`):
             # when no template in the plan has one, its own tag says it all, and no
-            # launcher's templates need resolving (most plans: no proxy tier at all).
+            # launcher's templates need resolving.
             for launcher in self.launchers:
-                found = own_tag(launcher, ROLE_TAG)
+                found = self.own(launcher, ROLE_TAG)
                 if found in roles:
                     roles[found].append(launcher)
             return roles
         used: set[str] = set()
         for launcher in self.launchers:
-            link = self.plan.launch_templates(launcher)
-            found = own_tag(launcher, ROLE_TAG)
-            if found is None:  # :meth:`tag`, with each template's role read once
-                found = next((r for r in (of_template[t.address] for t in link.targets)
-                              if r is not None),
-                             UNKNOWN if link.unknown is not None and not link.targets else None)
+            found = self.tag(launcher, ROLE_TAG)[0]
             if found in roles:
                 roles[found].append(launcher)
-            used.update(t.address for t in link.targets)
+            used.update(t.address for t in self.plan.launch_templates(launcher).targets)
         for t in self.templates:
-            if t.address not in used and of_template[t.address] in roles:
-                roles[of_template[t.address]].append(t)  # nothing launches from it
+            if t.address not in used and self.own(t, ROLE_TAG) in roles:
+                roles[self.own(t, ROLE_TAG)].append(t)  # nothing launches from it
         return roles

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from gpupool.catalog import load_catalog
+from gpupool.record import replace
+from policies.facts.network.roles import CLIENT, PROXY, has_tier
 from policies.model import ResourceChange
 from policies.rules import ALL_RULES, get_rule, registry, rule_ids
 from policies.rules.base import Rule
@@ -99,6 +101,53 @@ def test_a_rule_finds_nothing_without_the_kinds_it_names(rule: Rule) -> None:
             findings = rule.run(others, catalog, params)
             assert findings == [], (name, params, [f.message for f in findings])
     assert tried > 50
+
+
+def _renamed(value: Any, roles: tuple[str, ...]) -> Any:
+    """Inputs with every value of ``roles`` turned into another role."""
+    if isinstance(value, Mapping):
+        return {k: _renamed(v, roles) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_renamed(v, roles) for v in value)
+    return "batch" if isinstance(value, str) and value in roles else value
+
+
+@cache
+def _tier_cases() -> tuple[tuple[str, tuple[ResourceChange, ...]], ...]:
+    """Every example and fixture plan (the live and real captures too), and each that holds a
+    proxy tier again with its proxies', its clients' and both roles renamed: the same network,
+    a tier of clients only, of proxies only, none."""
+    out = list(_fixture_changes())
+    for path in sorted({*FIXTURES.glob("*/live/**/*.json"), *FIXTURES.glob("*/real/*.json")}):
+        try:
+            plans = load_plans([str(path)])
+        except Exception:  # (captures that are not plans: their tests say why)
+            continue
+        out += [(path.name, plan.changes) for plan in plans]
+    renamed = [(f"{name}, {' and '.join(roles)} renamed", tuple(
+        replace(c, new=_renamed(c.new, roles), old=_renamed(c.old, roles)) for c in changes))
+        for name, changes in out if has_tier(changes)
+        for roles in ((PROXY, CLIENT), (PROXY,), (CLIENT,))]
+    return tuple(out + renamed)
+
+
+@pytest.mark.parametrize("rule", [r for r in ALL_RULES if r.meta.proxy_tier],
+                         ids=lambda r: r.meta.id)
+def test_a_proxy_tier_rule_finds_nothing_where_the_plan_has_no_tier(rule: Rule) -> None:
+    """Every case :func:`has_tier` says holds no GPU proxy or client, under the rule's defaults
+    and each of its examples' configurations: no finding. So the engine may skip (and not
+    import) a ``proxy_tier`` rule on such a plan."""
+    catalog = load_catalog()
+    tried = renamed = 0
+    for params in _param_sets(rule):
+        for name, changes in _tier_cases():
+            if not changes or has_tier(changes):
+                continue
+            tried += 1
+            renamed += name.endswith(" renamed")
+            findings = rule.run(changes, catalog, params)
+            assert findings == [], (name, params, [f.message for f in findings])
+    assert tried > 100 and renamed > 20, (tried, renamed)
 
 
 def test_capacity_rule_names_what_its_kubernetes_part_reads() -> None:
