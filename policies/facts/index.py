@@ -10,13 +10,15 @@ from collections.abc import Callable, Iterable, Mapping
 from gpupool.catalog import Catalog
 from gpupool.record import Frozen
 from policies.facts.instances import InstanceTypes, own_instance_types
-from policies.facts.network import Link, NetworkIndex
+from policies.facts.network.links import Link
 from policies.facts.values import _GONE, Side, block, inputs_of, text
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
     from typing import Any
+
+    from policies.facts.network.tier import NetworkIndex
 
 # Kinds tested per resource, bound once: on Python 3.11 reading an enum member through its class
 # is a Python-level call (EnumType defines __getattr__), ~10x reading a global.
@@ -98,7 +100,9 @@ class PlanIndex:
     @property
     def network(self) -> NetworkIndex:
         """Placement groups, subnets, security groups and load balancer links (first use)."""
-        if self._network is None:
+        if self._network is None:  # (its modules only the proxy-tier rules need: imported now)
+            from policies.facts.network.tier import NetworkIndex
+
             self._network = NetworkIndex(self)
         return self._network
 
