@@ -231,3 +231,56 @@ def test_the_proxy_tier_facts_load_on_first_use() -> None:
                         "assert bandwidth_sizing(load_catalog(), 'g5.8xlarge', 20.0) is not None\n")
     assert "gpupool.catalog.network" in sizing
     assert _among(sizing, PROXY_TIER_FACTS[:-1]) == []
+
+
+# Patterns a check compiles only when its plan asks (each ~0.5 M instructions of start-up):
+# getter (module, function) -> compiled on first call.
+PATTERNS = {"camel": ("policies.model", "_camel"), "region": ("policies.sources.region", "_region"),
+            "index_suffix": ("policies.facts.index", "_index_suffix"),
+            "module_prefix": ("policies.facts.index", "_module_prefix"),
+            "autoname": ("policies.rules._asg_raise", "_autoname")}
+COMPILED = """
+import importlib
+from gpupool.cli import main
+main({args!r})
+patterns = {patterns!r}
+compiled = sorted(k for k, (m, f) in patterns.items() if m in sys.modules
+                  and getattr(importlib.import_module(m), f).cache_info().misses)
+print(json.dumps({{"code": 0, "modules": compiled}}))
+raise SystemExit(0)
+"""
+
+
+def _compiled(plan: Path, out: Path) -> list[str]:
+    args = ["check", str(plan), "--format", "json", "--output", str(out)]
+    return _loaded_by(COMPILED.format(args=args, patterns=PATTERNS))
+
+
+def test_a_plan_check_compiles_only_the_patterns_its_plan_needs(tmp_path: Path) -> None:
+    """A Pulumi preview's camelCase keys and its stack's region need theirs; neither plan has a
+    module path, a counted resource or a snapshot to match autonames against."""
+    assert _compiled(PULUMI_UPSIZE, tmp_path / "p.json") == ["camel", "region"]
+    assert "camel" not in _compiled(TF_UPSIZE, tmp_path / "t.json")  # snake_case already
+    assert set(_compiled(TF_UPSIZE, tmp_path / "t.json")) <= {"region"}
+
+
+def test_module_paths_and_counted_resources_compile_their_patterns_and_resolve() -> None:
+    """The counter-case: a reference from inside a module, and one to a counted resource, are
+    resolved as before (the patterns compiled on first use)."""
+    from policies.facts.index import PlanIndex, _index_suffix, _module_prefix
+    from policies.model import ChangeKind, ResourceChange, ResourceKind
+
+    def lt(address: str) -> ResourceChange:
+        return ResourceChange(address, "aws_launch_template", "t", ChangeKind.CREATE, {}, None,
+                              "terraform", ResourceKind.LAUNCH_TEMPLATE)
+
+    group = ResourceChange("module.m.aws_autoscaling_group.g", "aws_autoscaling_group", "g",
+                           ChangeKind.CREATE, {}, None, "terraform",
+                           ResourceKind.AUTOSCALING_GROUP)
+    templates = [lt("module.m.aws_launch_template.t"), lt("aws_launch_template.c[0]"),
+                 lt("aws_launch_template.c[1]")]
+    index = PlanIndex([group, *templates])
+    kinds = frozenset({ResourceKind.LAUNCH_TEMPLATE})
+    assert index.resolve("aws_launch_template.t", group, kinds) == (templates[0],)
+    assert index.resolve("aws_launch_template.c", group, kinds) == tuple(templates[1:])
+    assert _index_suffix.cache_info().misses == 1 and _module_prefix.cache_info().misses == 1
