@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from enum import StrEnum
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from gpupool.record import Frozen
 
@@ -191,7 +191,9 @@ def _kubernetes_kind(type_token: str) -> ResourceKind:
     return K8S_KINDS.get((group_version.split("/", 1)[0], kind), ResourceKind.K8S_OBJECT)
 
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
+@cache
+def _camel() -> re.Pattern[str]:  # compiled on first use: a Terraform plan's keys are snake_case
+    return re.compile(r"(?<=[a-z0-9])([A-Z])")
 
 
 @lru_cache(maxsize=4096)
@@ -200,7 +202,7 @@ def snake(key: str) -> str:
 
     Cached: plans repeat the same few hundred keys across thousands of resources.
     """
-    return _CAMEL.sub(r"_\1", key).lower() if key[:1].islower() else key
+    return _camel().sub(r"_\1", key).lower() if key[:1].islower() else key
 
 
 _new_fields: Final = object.__new__

@@ -17,7 +17,8 @@ ingress, load balancers), ``k8s`` (a subpackage: objects, one reader per workloa
 GPUs, quotas, autoscalers, Karpenter requirements) and ``index`` (:class:`PlanIndex`, the links
 between the resources of one plan). This package re-exports
 them, so ``from policies.facts import PlanIndex`` keeps working; the Kubernetes names are
-imported on first use (a check of a Terraform plan never loads the Kubernetes readers).
+imported on first use (a check of a Terraform plan never loads the Kubernetes readers), and
+so is ``NetworkIndex`` (the placement, ingress and exposure facts of proxy tiers).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from policies.facts.instances import (
     overrides,
     own_instance_types,
 )
-from policies.facts.network import Budget, Found, NetworkIndex, budget_number, own_tag
+from policies.facts.network.links import Found
+from policies.facts.network.roles import Budget, budget_number, own_tag
 from policies.facts.requirements import Selection
 from policies.facts.scaling import ScalingPolicy, scaling_policy
 from policies.facts.storage import Volume, volumes
@@ -88,13 +90,18 @@ if TYPE_CHECKING:
         quota_gpus,
         scale_target,
     )
+    from policies.facts.network.tier import NetworkIndex
 
 
-def __getattr__(name: str) -> Any:  # the Kubernetes facts, imported on first use
+def __getattr__(name: str) -> Any:  # the Kubernetes and proxy-tier facts, on first use
     if name == "k8s" or name in _K8S:
         import policies.facts.k8s as k8s_facts
 
         return k8s_facts if name == "k8s" else getattr(k8s_facts, name)
+    if name == "NetworkIndex":
+        from policies.facts.network.tier import NetworkIndex
+
+        return NetworkIndex
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
+from functools import cache
 
 from gpupool.catalog import Catalog
 from gpupool.record import Frozen
 from policies.facts.instances import InstanceTypes, own_instance_types
-from policies.facts.network import Link, NetworkIndex
+from policies.facts.network.links import Link
 from policies.facts.values import _GONE, Side, block, inputs_of, text
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
     from typing import Any
+
+    from policies.facts.network.tier import NetworkIndex
 
 # Kinds tested per resource, bound once: on Python 3.11 reading an enum member through its class
 # is a Python-level call (EnumType defines __getattr__), ~10x reading a global.
@@ -28,12 +31,21 @@ _TEMPLATES = frozenset({_LAUNCH_TEMPLATE})
 _CONFIGURATIONS = frozenset({_LAUNCH_CONFIGURATION})
 _GROUPS = frozenset({_ASG})
 
-_INDEX_SUFFIX = re.compile(r"\[[^\[\]]*\]$")
-_MODULE_PREFIX = re.compile(r"^((?:module\.[^.\[]+(?:\[[^\]]*\])?\.)*)")
+
+# Patterns compiled on first use (each ~0.5 M instructions of a check's start): a counted
+# resource's address, a reference from inside a module.
+@cache
+def _index_suffix() -> re.Pattern[str]:
+    return re.compile(r"\[[^\[\]]*\]$")
+
+
+@cache
+def _module_prefix() -> re.Pattern[str]:
+    return re.compile(r"^((?:module\.[^.\[]+(?:\[[^\]]*\])?\.)*)")
 
 
 def _base(address: str) -> str:
-    return _INDEX_SUFFIX.sub("", address)
+    return _index_suffix().sub("", address)
 
 
 class GroupPolicies(Frozen):
@@ -98,7 +110,9 @@ class PlanIndex:
     @property
     def network(self) -> NetworkIndex:
         """Placement groups, subnets, security groups and load balancer links (first use)."""
-        if self._network is None:
+        if self._network is None:  # (its modules only the proxy-tier rules need: imported now)
+            from policies.facts.network.tier import NetworkIndex
+
             self._network = NetworkIndex(self)
         return self._network
 
@@ -130,7 +144,9 @@ class PlanIndex:
         than one as ambiguous, never as a guess. A reference missing the module path of the
         referring resource is also tried inside that module.
         """
-        prefix = _MODULE_PREFIX.match(origin.address)
+        # (an address not starting "module." has an empty module path: nothing to try)
+        address = origin.address
+        prefix = _module_prefix().match(address) if address.startswith("module.") else None
         candidates = [ref]
         if prefix and prefix.group(1) and not ref.startswith(prefix.group(1)):
             candidates.append(prefix.group(1) + ref)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import cache
 
 from gpupool.catalog import Catalog, InstanceType
 from gpupool.catalog.model import HOURS_PER_MONTH
@@ -21,7 +22,13 @@ if TYPE_CHECKING:  # pydantic models, read only when a snapshot is given
 
 SIZES = ("min_size", "desired_capacity", "max_size")
 _CREATE = ChangeKind.CREATE  # (an enum member read through its class costs a call on 3.11)
-_AUTONAME = re.compile(r"^(?P<base>.+)-[0-9a-f]{7}$")  # Pulumi autonaming: <name>-<7 hex>
+
+
+@cache
+def _autoname() -> re.Pattern[str]:
+    """Pulumi autonaming, ``<name>-<7 hex>``: compiled on first use (only a snapshot asks), as
+    compiling a pattern costs a check ~0.5 M instructions."""
+    return re.compile(r"^(?P<base>.+)-[0-9a-f]{7}$")
 
 
 class Raise(Frozen):
@@ -47,7 +54,6 @@ class Raise(Frozen):
         return bool(self.sizes or self.new_types)
 
 
-
 def match(group: ResourceChange, names: Mapping[str, SnapshotPool]) -> SnapshotPool | None:
     """The snapshot's pool for a plan group: its name, old or new, or its Pulumi logical name
     with an autoname suffix (``dev-inference-asg`` ↔ ``dev-inference-asg-1a2b3c4``)."""
@@ -56,7 +62,7 @@ def match(group: ResourceChange, names: Mapping[str, SnapshotPool]) -> SnapshotP
         if isinstance(name, str) and name in names:
             return names[name]
     found = [p for n, p in names.items()
-             if (m := _AUTONAME.match(n)) is not None and m["base"] == group.name]
+             if (m := _autoname().match(n)) is not None and m["base"] == group.name]
     return found[0] if len(found) == 1 else None
 
 

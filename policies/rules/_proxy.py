@@ -10,9 +10,9 @@ itself (they judge one resource at a time, in the CrossGuard pack too).
 from __future__ import annotations
 
 from gpupool.catalog import Catalog
-from gpupool.catalog.network import justified_by_bandwidth
 from gpupool.record import Frozen
-from policies.facts.network import MIN_GBPS_TAG, PROXY, ROLE_TAG, budget_number, own_tag
+from gpupool.tags import MIN_GBPS_TAG, ROLE_TAG
+from policies.facts.network.roles import PROXY, budget_number, own_tag
 from policies.facts.values import Side
 from policies.model import ResourceChange
 
@@ -44,6 +44,9 @@ def bandwidth_sizing(catalog: Catalog, instance_type: str, min_gbps: float
     row, smallest = catalog.get(instance_type), catalog.smallest_like(instance_type)
     if row is None or smallest is None or row is smallest:
         return None
+    # (only a proxy with a budget asks: the network catalog is imported then)
+    from gpupool.catalog.network import justified_by_bandwidth
+
     ok, needed = justified_by_bandwidth(catalog, instance_type, min_gbps)
     base = f"{smallest.instance_type}'s baseline is {smallest.network_baseline_gbps:g} Gbps"
     if ok:

@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import cache
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
-    from typing import Any, Final
+    from typing import Any
 
-_REGION: Final = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
+
+@cache
+def _region() -> re.Pattern[str]:  # compiled on first use: only a plan naming a region asks
+    return re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
 
 
 def plan_region(kind: str, doc: Mapping[str, Any]) -> str | None:
@@ -28,7 +32,7 @@ def plan_region(kind: str, doc: Mapping[str, Any]) -> str | None:
     if kind == "pulumi-preview":
         return pulumi_region(doc)
     region = doc.get("region")
-    return region if isinstance(region, str) and _REGION.match(region) else None
+    return region if isinstance(region, str) and _region().match(region) else None
 
 
 def terraform_region(doc: Mapping[str, Any]) -> str | None:
@@ -50,7 +54,7 @@ def terraform_region(doc: Mapping[str, Any]) -> str | None:
             var = refs[0].removeprefix("var.") if refs[0].startswith("var.") else None
             entry = variables.get(var) if var else None  # type: ignore[union-attr]
             value = entry.get("value") if isinstance(entry, Mapping) else None
-        if not isinstance(value, str) or not _REGION.match(value):
+        if not isinstance(value, str) or not _region().match(value):
             return None
         found.add(value)
     return found.pop() if len(found) == 1 else None
@@ -59,4 +63,4 @@ def terraform_region(doc: Mapping[str, Any]) -> str | None:
 def pulumi_region(doc: Mapping[str, Any]) -> str | None:
     config = doc.get("config")
     value = config.get("aws:region") if isinstance(config, Mapping) else None
-    return value if isinstance(value, str) and _REGION.match(value) else None
+    return value if isinstance(value, str) and _region().match(value) else None

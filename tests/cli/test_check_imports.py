@@ -200,3 +200,116 @@ def test_a_manifest_check_loads_no_pydantic_or_pulumi(tmp_path: Path) -> None:
     assert _rules_reading(FIXTURES / "kubernetes") <= _rules_loaded(modules)
     assert "imdsv2-required" not in _rules_loaded(modules)  # an AWS-only rule
     assert _among(modules, ("dataclasses", "typing", "threading", "shutil")) == []
+
+
+# The network facts only the proxy-tier rules (gpu-proxy-*) read: placement, clients, ingress and
+# exposure, NetworkIndex over them, and the network catalog (per-flow caps, round-trip floors).
+# Links (launch templates) and roles (the role tags) every check reads.
+PROXY_TIER_FACTS = ("policies.facts.network.placement", "policies.facts.network.clients",
+                    "policies.facts.network.ingress", "policies.facts.network.exposure",
+                    "policies.facts.network.tier", "gpupool.catalog.network")
+PROXY_TIER_RULES = ("gpu-proxy-network-budget", "gpu-proxy-placement", "gpu-proxy-private")
+
+CHILD_CODE = """
+import json, os, sys
+sys.path[:0] = [sys.argv.pop(1)]
+sys.path += sys.argv.pop(1).split(os.pathsep)
+exec(sys.argv.pop(1))
+print(json.dumps({"code": 0, "modules": sorted(sys.modules)}))
+"""
+
+
+def _loaded_by(code: str) -> list[str]:
+    """The modules loaded by running ``code`` in a fresh interpreter, as a wheel install has it."""
+    site = os.pathsep.join(dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib")))
+    p = subprocess.run([sys.executable, "-S", "-c", CHILD_CODE, str(ROOT), site, code],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300, check=False)
+    last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
+    assert last.startswith("{"), p.stdout + p.stderr
+    modules: list[str] = json.loads(last)["modules"]
+    return modules
+
+
+def test_the_engine_and_the_other_rules_load_no_proxy_tier_facts() -> None:
+    """Every rule but the proxy-tier ones, with the engine, a plan's index and its launch
+    templates, loads none of the facts only proxy tiers need (gpu-smallest-instance and
+    gpu-no-vertical-upsize read a proxy's own tags through roles, not NetworkIndex)."""
+    modules = _loaded_by(
+        "import policies.engine\n"
+        "from policies.facts import PlanIndex, own_tag\n"
+        "from policies.rules.registry import INFOS, load\n"
+        f"rules = [load(i.id) for i in INFOS if i.id not in {PROXY_TIER_RULES!r}]\n"
+        "PlanIndex(()).launch_templates\n")
+    assert "policies.rules.gpu_smallest_instance" in modules  # the rules really loaded
+    assert {"policies.facts.network.links", "policies.facts.network.roles"} <= set(modules)
+    assert _among(modules, PROXY_TIER_FACTS) == []
+
+
+def test_the_proxy_tier_facts_load_on_first_use() -> None:
+    """The counter-cases: a plan's network index, the package's names, and a proxy whose budget
+    asks for a bigger size each load what they need, where they always were."""
+    index = _loaded_by("from policies.facts import PlanIndex\nPlanIndex(()).network\n")
+    assert set(PROXY_TIER_FACTS) <= set(index)
+    names = _loaded_by("from policies.facts.network import WORLD, ClientsWhere, NetworkIndex\n"
+                       "assert NetworkIndex.__module__ == 'policies.facts.network'\n"
+                       "from policies.facts import NetworkIndex as same\n"
+                       "assert same is NetworkIndex\n")
+    assert set(PROXY_TIER_FACTS) <= set(names)
+    sizing = _loaded_by("from gpupool.catalog import load_catalog\n"
+                        "from policies.rules._proxy import bandwidth_sizing\n"
+                        "assert bandwidth_sizing(load_catalog(), 'g5.8xlarge', 20.0) is not None\n")
+    assert "gpupool.catalog.network" in sizing
+    assert _among(sizing, PROXY_TIER_FACTS[:-1]) == []
+
+
+# Patterns a check compiles only when its plan asks (each ~0.5 M instructions of start-up):
+# getter (module, function) -> compiled on first call.
+PATTERNS = {"camel": ("policies.model", "_camel"), "region": ("policies.sources.region", "_region"),
+            "index_suffix": ("policies.facts.index", "_index_suffix"),
+            "module_prefix": ("policies.facts.index", "_module_prefix"),
+            "autoname": ("policies.rules._asg_raise", "_autoname")}
+COMPILED = """
+import importlib
+from gpupool.cli import main
+main({args!r})
+patterns = {patterns!r}
+compiled = sorted(k for k, (m, f) in patterns.items() if m in sys.modules
+                  and getattr(importlib.import_module(m), f).cache_info().misses)
+print(json.dumps({{"code": 0, "modules": compiled}}))
+raise SystemExit(0)
+"""
+
+
+def _compiled(plan: Path, out: Path) -> list[str]:
+    args = ["check", str(plan), "--format", "json", "--output", str(out)]
+    return _loaded_by(COMPILED.format(args=args, patterns=PATTERNS))
+
+
+def test_a_plan_check_compiles_only_the_patterns_its_plan_needs(tmp_path: Path) -> None:
+    """A Pulumi preview's camelCase keys and its stack's region need theirs; neither plan has a
+    module path, a counted resource or a snapshot to match autonames against."""
+    assert _compiled(PULUMI_UPSIZE, tmp_path / "p.json") == ["camel", "region"]
+    assert "camel" not in _compiled(TF_UPSIZE, tmp_path / "t.json")  # snake_case already
+    assert set(_compiled(TF_UPSIZE, tmp_path / "t.json")) <= {"region"}
+
+
+def test_module_paths_and_counted_resources_compile_their_patterns_and_resolve() -> None:
+    """The counter-case: a reference from inside a module, and one to a counted resource, are
+    resolved as before (the patterns compiled on first use)."""
+    from policies.facts.index import PlanIndex, _index_suffix, _module_prefix
+    from policies.model import ChangeKind, ResourceChange, ResourceKind
+
+    def lt(address: str) -> ResourceChange:
+        return ResourceChange(address, "aws_launch_template", "t", ChangeKind.CREATE, {}, None,
+                              "terraform", ResourceKind.LAUNCH_TEMPLATE)
+
+    group = ResourceChange("module.m.aws_autoscaling_group.g", "aws_autoscaling_group", "g",
+                           ChangeKind.CREATE, {}, None, "terraform",
+                           ResourceKind.AUTOSCALING_GROUP)
+    templates = [lt("module.m.aws_launch_template.t"), lt("aws_launch_template.c[0]"),
+                 lt("aws_launch_template.c[1]")]
+    index = PlanIndex([group, *templates])
+    kinds = frozenset({ResourceKind.LAUNCH_TEMPLATE})
+    assert index.resolve("aws_launch_template.t", group, kinds) == (templates[0],)
+    assert index.resolve("aws_launch_template.c", group, kinds) == tuple(templates[1:])
+    assert _index_suffix.cache_info().misses == 1 and _module_prefix.cache_info().misses == 1
