@@ -38,7 +38,15 @@ from policies.facts.network import Budget, Found, NetworkIndex, budget_number, o
 from policies.facts.requirements import Selection
 from policies.facts.scaling import ScalingPolicy, scaling_policy
 from policies.facts.storage import Volume, volumes
-from policies.facts.tags import GroupTag, Tags, group_tags, launch_tags, resource_tags
+from policies.facts.tags import (
+    GroupTag,
+    Tags,
+    group_propagates,
+    group_tags,
+    launch_tags,
+    resource_tags,
+    tags_set,
+)
 from policies.facts.values import (
     Maybe,
     Side,
@@ -126,6 +134,7 @@ __all__ = [
     "budget_number",
     "flag",
     "gpu_capacity",
+    "group_propagates",
     "group_tags",
     "http_endpoint",
     "http_tokens",
@@ -149,6 +158,7 @@ __all__ = [
     "scale_target",
     "scaling_policy",
     "tag_value",
+    "tags_set",
     "text",
     "volumes",
 ]
