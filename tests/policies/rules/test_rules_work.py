@@ -161,3 +161,80 @@ def test_tagged_resources_make_no_tag_objects() -> None:
         [f] = _findings("gpu-chargeback-tags", [untagged])
         assert "missing chargeback tags: team, cost-center, environment" in f.message
         assert made["Tags"] == 1
+
+
+# ------------------------------------------------------------------ gpu-pool-scales-on-utilisation
+
+
+def test_a_scaling_policy_is_a_frozen_record() -> None:
+    """Made by slot stores and then given its class: equal, shown, copied, pickled and
+    refused assignment as any frozen record."""
+    import copy
+    import pickle
+
+    from gpupool.record import FrozenInstanceError, replace
+    from policies.facts.scaling import ScalingPolicy, scaling_policy
+
+    a = scaling_policy({"policy_type": "TargetTrackingScaling", "target_tracking_configuration":
+                        {"target_value": 70, "customized_metric_specification": {
+                            "metric_name": "m", "namespace": "n"}}})
+    b = ScalingPolicy("TargetTrackingScaling", None, True, None, "m", "n", None, {}, 70.0, False)
+    assert type(a) is ScalingPolicy and a == b and a != replace(b, namespace="x")
+    assert repr(a).startswith("ScalingPolicy(policy_type='TargetTrackingScaling', ")
+    assert copy.copy(a) == a and copy.deepcopy(a) == a and pickle.loads(pickle.dumps(a)) == a
+    assert replace(a, target=80.0).target == 80.0 and a.target == 70.0
+    try:
+        a.target = 1.0  # type: ignore[misc]
+    except FrozenInstanceError:
+        pass
+    else:
+        raise AssertionError("a ScalingPolicy took an assignment")
+
+
+def _scaled_pool(i: int) -> list[ResourceChange]:
+    name = f"pool-{i}"
+    group = ResourceChange(
+        address=f"aws_autoscaling_group.g{i}", type="aws_autoscaling_group", name=f"g{i}",
+        change=ChangeKind.CREATE, new={"name": name, "min_size": 1, "max_size": 4,
+                                       "launch_template": [{"name": f"lt{i}"}]},
+        old=None, source="test", kind=ResourceKind.AUTOSCALING_GROUP)
+    policy = ResourceChange(
+        address=f"aws_autoscaling_policy.p{i}", type="aws_autoscaling_policy", name=f"p{i}",
+        change=ChangeKind.CREATE, new={
+            "autoscaling_group_name": name, "policy_type": "TargetTrackingScaling",
+            "target_tracking_configuration": [{"target_value": 70, "disable_scale_in": False,
+                                               "customized_metric_specification": [{
+                                                   "metric_name": "nvidia_smi_utilization_gpu",
+                                                   "namespace": "CWAgent",
+                                                   "metric_dimension": [{
+                                                       "name": "AutoScalingGroupName",
+                                                       "value": name}]}]}]},
+        old=None, source="test", kind=ResourceKind.SCALING_POLICY)
+    template = _change(10_000 + i, ResourceKind.LAUNCH_TEMPLATE,
+                       {"name": f"lt{i}", "instance_type": "g5.xlarge"})
+    return [template, group, policy]
+
+
+def test_groups_scaling_on_gpu_utilisation_make_no_judgement() -> None:
+    """A policy that makes its group scale on GPU utilisation is judged ok without a Judgement
+    made (nor its wording): none for 10 pools as for 40 (counted); a bad one still says why."""
+    from policies.rules import _scaling_judge
+
+    made = [0]
+    real = _scaling_judge.Judgement.__init__
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> None:
+        made[0] += 1
+        real(self, *args, **kwargs)
+
+    with mock.patch.object(_scaling_judge.Judgement, "__init__", counted):
+        for pools in (10, 40):
+            changes = [c for i in range(pools) for c in _scaled_pool(i)]
+            assert _findings("gpu-pool-scales-on-utilisation", changes) == []
+        assert made[0] == 0
+        changes = _scaled_pool(0)
+        assert changes[2].new is not None
+        changes[2].new["target_tracking_configuration"][0]["target_value"] = 20
+        [f] = _findings("gpu-pool-scales-on-utilisation", changes)
+        assert "scaling policy p0: target 20 % is outside 40" in f.message
+        assert made[0] == 1
