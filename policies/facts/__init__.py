@@ -37,7 +37,7 @@ from policies.facts.instances import (
 from policies.facts.network import Budget, Found, NetworkIndex, budget_number, own_tag
 from policies.facts.requirements import Selection
 from policies.facts.scaling import ScalingPolicy, scaling_policy
-from policies.facts.storage import Volume, volumes
+from policies.facts.storage import Volume, all_encrypted, volumes
 from policies.facts.tags import (
     GroupTag,
     Tags,
@@ -129,6 +129,7 @@ __all__ = [
     "Side",
     "Tags",
     "Volume",
+    "all_encrypted",
     "block",
     "blocks",
     "budget_number",
