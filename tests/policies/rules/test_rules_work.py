@@ -166,31 +166,6 @@ def test_tagged_resources_make_no_tag_objects() -> None:
 # ------------------------------------------------------------------ gpu-pool-scales-on-utilisation
 
 
-def test_a_scaling_policy_is_a_frozen_record() -> None:
-    """Made by slot stores and then given its class: equal, shown, copied, pickled and
-    refused assignment as any frozen record."""
-    import copy
-    import pickle
-
-    from gpupool.record import FrozenInstanceError, replace
-    from policies.facts.scaling import ScalingPolicy, scaling_policy
-
-    a = scaling_policy({"policy_type": "TargetTrackingScaling", "target_tracking_configuration":
-                        {"target_value": 70, "customized_metric_specification": {
-                            "metric_name": "m", "namespace": "n"}}})
-    b = ScalingPolicy("TargetTrackingScaling", None, True, None, "m", "n", None, {}, 70.0, False)
-    assert type(a) is ScalingPolicy and a == b and a != replace(b, namespace="x")
-    assert repr(a).startswith("ScalingPolicy(policy_type='TargetTrackingScaling', ")
-    assert copy.copy(a) == a and copy.deepcopy(a) == a and pickle.loads(pickle.dumps(a)) == a
-    assert replace(a, target=80.0).target == 80.0 and a.target == 70.0
-    try:
-        a.target = 1.0  # type: ignore[misc]
-    except FrozenInstanceError:
-        pass
-    else:
-        raise AssertionError("a ScalingPolicy took an assignment")
-
-
 def _scaled_pool(i: int) -> list[ResourceChange]:
     name = f"pool-{i}"
     group = ResourceChange(
@@ -316,3 +291,55 @@ def test_encrypted_storage_makes_no_volume() -> None:
         assert made[0] == 0
         [f] = _findings("ebs-encrypted", pair(0, encrypted=False))
         assert "root volume is not encrypted" in f.message and made[0] == 2
+
+
+# ------------------------------------------------------------------ records made per finding
+
+
+def _records() -> list[tuple[Any, dict[str, Any]]]:
+    from policies.facts.scaling import ScalingPolicy
+    from policies.result import CostLine, Violation
+    from policies.rules.base import Enforcement
+
+    return [
+        (Finding, {"resource": "a", "message": "m", "detail": {"k": 1}, "prop": "min_size"}),
+        (Violation, {"policy": "p", "enforcement": Enforcement.ADVISORY, "resource": "a",
+                     "message": "m", "also": ()}),
+        (CostLine, {"resource": "a", "before_per_hour": None, "after_per_hour": 1.5}),
+        (ScalingPolicy, {"policy_type": "TargetTrackingScaling", "group_name": None,
+                         "enabled": True, "predefined_metric": None, "metric_name": "m",
+                         "namespace": "n", "statistic": None, "dimensions": {}, "target": 70.0,
+                         "disable_scale_in": False}),
+    ]
+
+
+def test_records_made_per_finding_are_plain_slot_stores() -> None:
+    """Findings, violations, cost lines and scaling policies (one per finding, GPU resource or
+    policy judged) are filled by one plain store per field, no ``object.__setattr__`` call;
+    each stays a frozen record: equal by its fields, shown, copied, pickled, replaced, and
+    refused assignment."""
+    import copy
+    import dis
+    import pickle
+
+    from gpupool.record import FrozenInstanceError, fields, replace
+
+    for cls, values in _records():
+        ops = list(dis.get_instructions(cls.__new__))
+        stores = [i.argval for i in ops if i.opname == "STORE_ATTR"]
+        assert stores == [*fields(cls), "__class__"], cls
+        assert "__setattr__" not in [i.argval for i in ops if i.opname == "LOAD_ATTR"]
+        a = cls(**values)
+        assert type(a) is cls and a == cls(**values)
+        assert a == copy.copy(a) == copy.deepcopy(a) == pickle.loads(pickle.dumps(a))
+        assert repr(a).startswith(f"{cls.__name__}({fields(cls)[0]}=")
+        first = fields(cls)[0]
+        assert getattr(replace(a, **{first: "other"}), first) == "other" and a != replace(
+            a, **{first: "other"})
+        try:
+            setattr(a, first, "x")
+        except FrozenInstanceError:
+            pass
+        else:
+            raise AssertionError(f"a {cls.__name__} took an assignment")
+    assert Finding("a", "m").detail == {} and Finding("a", "m").unknown is False
