@@ -16,7 +16,7 @@ from policies.rules.params import Enforcement
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
-    from typing import Any, Literal
+    from typing import Any, ClassVar, Literal
 
 
 class Ref(Frozen):
@@ -32,7 +32,21 @@ class Ref(Frozen):
         object.__setattr__(self, "type", type)
 
 
-class Violation(Frozen):
+class _ViolationFields:
+    """Violation's fields, assignable: filled by plain slot stores, then the instance is given
+    its (frozen) class, as :class:`policies.model.ResourceChange` is made (one per finding)."""
+
+    __slots__ = (
+        "policy", "enforcement", "resource", "message", "resource_type", "source", "unknown",
+        "waived_by", "detail", "also", "prop"
+    )
+    _fields: ClassVar[tuple[str, ...]] = __slots__
+
+
+_new_fields = object.__new__
+
+
+class Violation(_ViolationFields, Frozen):
     """One finding: one cause, on one resource or on several resources that share it.
 
     An autoscaling group and the launch template it launches from, both showing the same
@@ -41,10 +55,7 @@ class Violation(Frozen):
     so every report counts and shows it once, naming all of them.
     """
 
-    __slots__ = (
-        "policy", "enforcement", "resource", "message", "resource_type", "source", "unknown",
-        "waived_by", "detail", "also", "prop"
-    )
+    __slots__ = ()
 
     policy: str
     enforcement: Enforcement  # mandatory or advisory (disabled rules produce nothing)
@@ -58,8 +69,8 @@ class Violation(Frozen):
     also: tuple[Ref, ...]  # other resources with the same cause (see the class docstring)
     prop: str | None  # the input the finding is about, snake_case path ("min_size")
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         policy: str,
         enforcement: Enforcement,
         resource: str,
@@ -71,18 +82,24 @@ class Violation(Frozen):
         detail: Mapping[str, Any] | None = None,
         also: tuple[Ref, ...] = (),
         prop: str | None = None,
-    ) -> None:
-        object.__setattr__(self, "policy", policy)
-        object.__setattr__(self, "enforcement", enforcement)
-        object.__setattr__(self, "resource", resource)
-        object.__setattr__(self, "message", message)
-        object.__setattr__(self, "resource_type", resource_type)
-        object.__setattr__(self, "source", source)
-        object.__setattr__(self, "unknown", unknown)
-        object.__setattr__(self, "waived_by", waived_by)
-        object.__setattr__(self, "detail", {} if detail is None else detail)
-        object.__setattr__(self, "also", also)
-        object.__setattr__(self, "prop", prop)
+    ) -> Violation:
+        self = _new_fields(_ViolationFields)
+        self.policy = policy
+        self.enforcement = enforcement
+        self.resource = resource
+        self.message = message
+        self.resource_type = resource_type
+        self.source = source
+        self.unknown = unknown
+        self.waived_by = waived_by
+        self.detail = {} if detail is None else detail
+        self.also = also
+        self.prop = prop
+        self.__class__ = cls  # type: ignore[assignment]  (same slots: see _ViolationFields)
+        return self  # type: ignore[return-value]
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle: through the constructor
+        return (self.__class__, self._key(self))
 
     @property
     def blocking(self) -> bool:
@@ -109,27 +126,40 @@ class RuleError(Frozen):
         object.__setattr__(self, "resource", resource)
 
 
-class CostLine(Frozen):
-    """The cost effect of one GPU resource's change (per hour, on-demand)."""
+class _CostLineFields:
+    """CostLine's fields, assignable (one line per GPU resource): see :class:`Violation`."""
 
     __slots__ = ("resource", "before_per_hour", "after_per_hour", "note")
+    _fields: ClassVar[tuple[str, ...]] = __slots__
+
+
+class CostLine(_CostLineFields, Frozen):
+    """The cost effect of one GPU resource's change (per hour, on-demand)."""
+
+    __slots__ = ()
 
     resource: str
     before_per_hour: float | None
     after_per_hour: float | None
     note: str
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         resource: str,
         before_per_hour: float | None,
         after_per_hour: float | None,
         note: str = "",
-    ) -> None:
-        object.__setattr__(self, "resource", resource)
-        object.__setattr__(self, "before_per_hour", before_per_hour)
-        object.__setattr__(self, "after_per_hour", after_per_hour)
-        object.__setattr__(self, "note", note)
+    ) -> CostLine:
+        self = _new_fields(_CostLineFields)
+        self.resource = resource
+        self.before_per_hour = before_per_hour
+        self.after_per_hour = after_per_hour
+        self.note = note
+        self.__class__ = cls  # type: ignore[assignment]  (same slots: see _CostLineFields)
+        return self  # type: ignore[return-value]
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle: through the constructor
+        return (self.__class__, self._key(self))
 
     @property
     def delta_per_hour(self) -> float | None:

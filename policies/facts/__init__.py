@@ -39,8 +39,16 @@ from policies.facts.network.links import Found
 from policies.facts.network.roles import Budget, budget_number, own_tag
 from policies.facts.requirements import Selection
 from policies.facts.scaling import ScalingPolicy, scaling_policy
-from policies.facts.storage import Volume, volumes
-from policies.facts.tags import GroupTag, Tags, group_tags, launch_tags, resource_tags
+from policies.facts.storage import Volume, all_encrypted, volumes
+from policies.facts.tags import (
+    GroupTag,
+    Tags,
+    group_propagates,
+    group_tags,
+    launch_tags,
+    resource_tags,
+    tags_set,
+)
 from policies.facts.values import (
     Maybe,
     Side,
@@ -128,11 +136,13 @@ __all__ = [
     "Side",
     "Tags",
     "Volume",
+    "all_encrypted",
     "block",
     "blocks",
     "budget_number",
     "flag",
     "gpu_capacity",
+    "group_propagates",
     "group_tags",
     "http_endpoint",
     "http_tokens",
@@ -156,6 +166,7 @@ __all__ = [
     "scale_target",
     "scaling_policy",
     "tag_value",
+    "tags_set",
     "text",
     "volumes",
 ]

@@ -65,6 +65,9 @@ class GroupPolicies(Frozen):
         object.__setattr__(self, "possible", possible)
 
 
+_NO_POLICIES = GroupPolicies((), ())  # (immutable: one for every group without policies)
+
+
 class PlanIndex:
     """One linear pass over a plan's changes: addresses, launch templates by id and name, groups
     by name, and scaling policies per group (built on first use)."""
@@ -293,7 +296,7 @@ class PlanIndex:
         if self._policy_links is None:
             self._link_policies()
         assert self._policy_links is not None
-        return self._policy_links.get(group.address, GroupPolicies((), ()))
+        return self._policy_links.get(group.address, _NO_POLICIES)
 
     def unlinked_policies(self, group: ResourceChange) -> tuple[ResourceChange, ...]:
         """Policies that might target ``group``: their group name is unknown until apply (and

@@ -11,16 +11,28 @@ from policies.model import UNKNOWN
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, ClassVar
 
 
-class ScalingPolicy(Frozen):
-    """What a scaling policy tracks. Fields are UNKNOWN when the plan does not know them."""
+class _PolicyFields:
+    """ScalingPolicy's fields, assignable: filled by plain slot stores, then the instance is
+    given its (frozen) class, as :class:`policies.model.ResourceChange` is made (one is read
+    per scaling policy judged; eleven ``object.__setattr__`` calls cost ~10x the stores)."""
 
     __slots__ = (
         "policy_type", "group_name", "enabled", "predefined_metric", "metric_name", "namespace",
         "statistic", "dimensions", "target", "disable_scale_in", "metric_math"
     )
+    _fields: ClassVar[tuple[str, ...]] = __slots__
+
+
+_new_fields = object.__new__
+
+
+class ScalingPolicy(_PolicyFields, Frozen):
+    """What a scaling policy tracks. Fields are UNKNOWN when the plan does not know them."""
+
+    __slots__ = ()
 
     policy_type: str | Maybe
     group_name: str | Maybe | None
@@ -34,8 +46,8 @@ class ScalingPolicy(Frozen):
     disable_scale_in: bool | Maybe
     metric_math: bool  # a math expression over several metrics: cannot be judged
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         policy_type: str | Maybe,
         group_name: str | Maybe | None,
         enabled: bool | Maybe,
@@ -47,18 +59,24 @@ class ScalingPolicy(Frozen):
         target: float | Maybe | None,
         disable_scale_in: bool | Maybe,
         metric_math: bool = False,
-    ) -> None:
-        object.__setattr__(self, "policy_type", policy_type)
-        object.__setattr__(self, "group_name", group_name)
-        object.__setattr__(self, "enabled", enabled)
-        object.__setattr__(self, "predefined_metric", predefined_metric)
-        object.__setattr__(self, "metric_name", metric_name)
-        object.__setattr__(self, "namespace", namespace)
-        object.__setattr__(self, "statistic", statistic)
-        object.__setattr__(self, "dimensions", dimensions)
-        object.__setattr__(self, "target", target)
-        object.__setattr__(self, "disable_scale_in", disable_scale_in)
-        object.__setattr__(self, "metric_math", metric_math)
+    ) -> ScalingPolicy:
+        self = _new_fields(_PolicyFields)
+        self.policy_type = policy_type
+        self.group_name = group_name
+        self.enabled = enabled
+        self.predefined_metric = predefined_metric
+        self.metric_name = metric_name
+        self.namespace = namespace
+        self.statistic = statistic
+        self.dimensions = dimensions
+        self.target = target
+        self.disable_scale_in = disable_scale_in
+        self.metric_math = metric_math
+        self.__class__ = cls  # type: ignore[assignment]  (same slots: see _PolicyFields)
+        return self  # type: ignore[return-value]
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle: through the constructor
+        return (self.__class__, self._key(self))
 
 
 def scaling_policy(inputs: Mapping[str, Any]) -> ScalingPolicy:

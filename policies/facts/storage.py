@@ -67,6 +67,41 @@ def volumes(change: ResourceChange, side: Side = "new") -> list[Volume]:
     return out
 
 
+def all_encrypted(change: ResourceChange, side: Side = "new") -> bool:
+    """True when every volume :func:`volumes` finds is encrypted, an instance's root declared:
+    then a rule has nothing to say of its storage, proven without a :class:`Volume` (or its
+    label) made per volume. False is no verdict: read :func:`volumes`."""
+    inputs = inputs_of(change, side)
+    kind = change.kind
+    if kind is _LAUNCH_TEMPLATE:
+        items = blocks(inputs.get("block_device_mappings"))
+        if items is UNKNOWN or not items:
+            return False
+        for item in items:
+            if item is UNKNOWN:
+                return False
+            if not is_map(item):
+                continue
+            ebs = block(item.get("ebs"))
+            if ebs is UNKNOWN or (ebs is not None and flag(ebs.get("encrypted")) is not True):
+                return False
+        return True
+    if kind is _EBS_VOLUME:
+        encrypted = inputs.get("encrypted")
+        return encrypted is not None and flag(encrypted) is True
+    root = block(inputs.get("root_block_device"))
+    if root is UNKNOWN or root is None or flag(root.get("encrypted")) is not True:
+        return False
+    for key in ("ebs_block_device", "ebs_block_devices"):
+        items = blocks(inputs.get(key))
+        if items is UNKNOWN:
+            return False
+        for item in items:
+            if item is UNKNOWN or (is_map(item) and flag(item.get("encrypted")) is not True):
+                return False
+    return True
+
+
 def _template_volumes(inputs: Mapping[str, Any]) -> list[Volume]:
     items = blocks(inputs.get("block_device_mappings"))
     if items is UNKNOWN:

@@ -46,6 +46,27 @@ def resource_tags(inputs: Mapping[str, Any]) -> Tags:
     return Tags(frozenset(keys | more), incomplete or unknown_all)
 
 
+def tags_set(inputs: Mapping[str, Any], required: Iterable[str]) -> bool:
+    """True when every ``required`` key is set in ``tags`` or ``tags_all``: then
+    ``resource_tags(inputs).missing(required)`` is empty, proven by one lookup per key instead
+    of a set of every tag made per resource. False is no verdict: read :func:`resource_tags`."""
+    tags, tags_all = inputs.get("tags"), inputs.get("tags_all")
+    tags = tags if is_map(tags) else _NO_TAGS
+    tags_all = tags_all if is_map(tags_all) else _NO_TAGS
+    for k in required:
+        v = tags.get(k)
+        if v is UNKNOWN or (v is not None and v != ""):
+            continue
+        v = tags_all.get(k)
+        if v is UNKNOWN or (v is not None and v != ""):
+            continue
+        return False  # (or set under a key that is not a string: the full reading says)
+    return True
+
+
+_NO_TAGS: Mapping[str, Any] = {}
+
+
 def launch_tags(inputs: Mapping[str, Any]) -> Tags:
     """Tags a launch template puts on the instances it launches (``tag_specifications``)."""
     specs = blocks(inputs.get("tag_specifications"))
@@ -104,3 +125,31 @@ def group_tags(inputs: Mapping[str, Any]) -> list[GroupTag] | Maybe:
             if isinstance(name, str) and name:
                 out.append(GroupTag(name, item.get("value"), flag(item.get("propagate_at_launch"))))
     return out
+
+
+def group_propagates(inputs: Mapping[str, Any], required: Iterable[str]) -> bool:
+    """True when :func:`group_tags` is known and every ``required`` key is on a tag propagated
+    at launch: then nothing is missing or unpropagated, read without a :class:`GroupTag` per
+    tag. False is no verdict: read :func:`group_tags`."""
+    wanted = set(required)
+    propagated: set[str] = set()
+    for key in ("tag", "tags"):
+        value = inputs.get(key)
+        if key == "tags" and is_map(value):
+            continue  # not the ASG shape
+        items = blocks(value)
+        if items is UNKNOWN:
+            return False
+        for item in items:
+            if item is UNKNOWN:
+                return False
+            if not is_map(item):
+                continue
+            name = item.get("key")
+            if name is UNKNOWN:
+                return False
+            if isinstance(name, str) and name and name in wanted:
+                p = item.get("propagate_at_launch")
+                if p is True or flag(p) is True:
+                    propagated.add(name)
+    return len(propagated) == len(wanted)

@@ -5,8 +5,6 @@ utilisation judges groups; this judges each policy linked to one.) Unknowns are 
 
 from __future__ import annotations
 
-from functools import partial
-
 from gpupool.record import Frozen
 from policies.facts import PlanIndex, scaling_policy, text
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
@@ -45,6 +43,9 @@ class Judgement(Frozen):
         object.__setattr__(self, "reason", reason)
 
 
+_OK = Judgement("ok")  # (shared: immutable, and most policies judged are ok)
+
+
 def judge(policy: ResourceChange, group: ResourceChange | None, plan: PlanIndex,
           params: Targets) -> Judgement:
     """Does this policy make the group scale on GPU utilisation? Unknowns are never ok.
@@ -52,69 +53,74 @@ def judge(policy: ResourceChange, group: ResourceChange | None, plan: PlanIndex,
     Without a group, the group-specific check (the metric's group dimension) is left out.
     """
     sp = scaling_policy(policy.after)
-    who = f"scaling policy {policy.name}"
-    key = partial(prop, policy.type)
-
-    def unknown(what: str) -> Judgement:
-        return Judgement("unknown", f"{who}: {what} unknown until apply")
-
     if sp.enabled is UNKNOWN:
-        return unknown("whether it is enabled is")
+        return _unknown(policy, "whether it is enabled is")
     if sp.enabled is False:
-        return Judgement("bad", f"{who} is disabled")
+        return Judgement("bad", f"{_who(policy)} is disabled")
     if sp.policy_type is UNKNOWN:
-        return unknown(key("policy_type"))
+        return _unknown(policy, prop(policy.type, "policy_type"))
     if sp.policy_type != "TargetTrackingScaling":
-        return Judgement("bad", f"{who} is a {sp.policy_type} policy, not target tracking")
+        return Judgement("bad", f"{_who(policy)} is a {sp.policy_type} policy, not target "
+                                "tracking")
     if sp.metric_math:
-        return Judgement("unknown", f"{who} tracks a metric math expression, which cannot be "
-                                    "verified to measure GPU utilisation")
+        return Judgement("unknown", f"{_who(policy)} tracks a metric math expression, which "
+                                    "cannot be verified to measure GPU utilisation")
     if isinstance(sp.predefined_metric, str):
         kind = "CPU" if "CPU" in sp.predefined_metric else sp.predefined_metric
         what = f"CPU ({sp.predefined_metric})" if kind == "CPU" else kind
-        return Judgement("bad", f"{who} scales on {what}, not GPU utilisation")
+        return Judgement("bad", f"{_who(policy)} scales on {what}, not GPU utilisation")
     if sp.predefined_metric is UNKNOWN or sp.metric_name is UNKNOWN or sp.namespace is UNKNOWN:
-        return unknown("its metric is")
+        return _unknown(policy, "its metric is")
     if sp.metric_name is None:
-        return Judgement("bad", f"{who} tracks no metric")
+        return Judgement("bad", f"{_who(policy)} tracks no metric")
     if sp.metric_name not in params.metric_names or sp.namespace not in params.namespaces:
         metric = f"{sp.namespace}/{sp.metric_name}"
         what = f"CPU ({metric})" if "cpu" in sp.metric_name.lower() else metric
-        return Judgement("bad", f"{who} scales on {what}, not GPU utilisation")
+        return Judgement("bad", f"{_who(policy)} scales on {what}, not GPU utilisation")
     if sp.target is UNKNOWN:
-        return unknown("its target is")
+        return _unknown(policy, "its target is")
     if sp.target is None:
-        return Judgement("bad", f"{who} has no target value")
+        return Judgement("bad", f"{_who(policy)} has no target value")
     if not params.min_target <= sp.target <= params.max_target:
-        return Judgement("bad", f"{who}: target {sp.target:g} % is outside "
+        return Judgement("bad", f"{_who(policy)}: target {sp.target:g} % is outside "
                                 f"{params.min_target:g}–{params.max_target:g} %")
     if sp.disable_scale_in is UNKNOWN:
-        return unknown(f"{key('disable_scale_in')} is")
+        return _unknown(policy, f"{prop(policy.type, 'disable_scale_in')} is")
     if sp.disable_scale_in:
-        return Judgement("bad", f"{who} sets {key('disable_scale_in')}: the pool never scales "
-                                "back in and idle GPUs keep costing")
+        return Judgement("bad", f"{_who(policy)} sets {prop(policy.type, 'disable_scale_in')}: "
+                                "the pool never scales back in and idle GPUs keep costing")
     if params.require_group_dimension and group is not None:
-        return _judge_dimension(policy, group, plan, sp.dimensions, who)
-    return Judgement("ok")
+        return _judge_dimension(policy, group, plan, sp.dimensions)
+    return _OK
+
+
+def _who(policy: ResourceChange) -> str:
+    return f"scaling policy {policy.name}"
+
+
+def _unknown(policy: ResourceChange, what: str) -> Judgement:
+    return Judgement("unknown", f"{_who(policy)}: {what} unknown until apply")
 
 
 def _judge_dimension(policy: ResourceChange, group: ResourceChange, plan: PlanIndex,
-                     dimensions: object, who: str) -> Judgement:
+                     dimensions: object) -> Judgement:
     if dimensions is UNKNOWN:
-        return Judgement("unknown", f"{who}: metric dimensions unknown until apply")
+        return Judgement("unknown", f"{_who(policy)}: metric dimensions unknown until apply")
     assert isinstance(dimensions, dict)
     if GROUP_DIMENSION not in dimensions:
-        return Judgement("bad", f"{who}: the metric has no {GROUP_DIMENSION} dimension, so it "
-                                "measures no group and the policy never acts")
+        return Judgement("bad", f"{_who(policy)}: the metric has no {GROUP_DIMENSION} dimension, "
+                                "so it measures no group and the policy never acts")
     value = text(dimensions[GROUP_DIMENSION])
     name = text(group.after.get("name"))
     if value is None:
-        return Judgement("bad", f"{who}: the metric's {GROUP_DIMENSION} dimension has no value")
+        return Judgement("bad", f"{_who(policy)}: the metric's {GROUP_DIMENSION} dimension has "
+                                "no value")
     if isinstance(value, str):
         if value == name:
-            return Judgement("ok")
+            return _OK
         if isinstance(name, str):
-            return Judgement("bad", f"{who}: the metric measures group {value}, not {name}")
+            return Judgement("bad", f"{_who(policy)}: the metric measures group {value}, not "
+                                    f"{name}")
         # The group's name is not in the plan (computed, or autonamed at apply), but the policy
         # is proven to scale this group by reference and names it with the same value.
         own = text(policy.after.get("autoscaling_group_name"))
@@ -122,11 +128,13 @@ def _judge_dimension(policy: ResourceChange, group: ResourceChange, plan: PlanIn
                 t.address == group.address
                 for t in plan.references(policy, "autoscaling_group_name", _ASG)):
             if value == own:
-                return Judgement("ok")
-            return Judgement("bad", f"{who}: the metric measures group {value}, not {own} "
-                                    "(the group it scales)")
-        return Judgement("unknown", f"{who}: the group's name is unknown until apply, so the "
-                                    f"metric's {GROUP_DIMENSION} {value} cannot be matched")
+                return _OK
+            return Judgement("bad", f"{_who(policy)}: the metric measures group {value}, not "
+                                    f"{own} (the group it scales)")
+        return Judgement("unknown", f"{_who(policy)}: the group's name is unknown until apply, "
+                                    f"so the metric's {GROUP_DIMENSION} {value} cannot be "
+                                    "matched")
     if any(t.address == group.address for t in plan.references(policy, "", _ASG)):
-        return Judgement("ok")  # the value is a reference to this group (its name)
-    return Judgement("unknown", f"{who}: the metric's {GROUP_DIMENSION} is unknown until apply")
+        return _OK  # the value is a reference to this group (its name)
+    return Judgement("unknown", f"{_who(policy)}: the metric's {GROUP_DIMENSION} is unknown "
+                                "until apply")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from policies.facts import Volume, flag, volumes
+from policies.facts import Volume, all_encrypted, flag, volumes
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify, prop
 from policies.rules.base import (
@@ -141,6 +141,8 @@ class EbsEncrypted(Rule):
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         if change.kind is _ACCOUNT_DEFAULT:
             yield from _account_default(change)
+            return
+        if all_encrypted(change):  # most resources: nothing to say, no Volume made
             return
         found = volumes(change)
         where = ""

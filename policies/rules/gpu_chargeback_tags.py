@@ -6,9 +6,11 @@ from collections.abc import Iterable
 
 from policies.facts import (
     Tags,
+    group_propagates,
     group_tags,
     launch_tags,
     resource_tags,
+    tags_set,
 )
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify, prop
@@ -133,9 +135,14 @@ class GpuChargebackTags(Rule):
                 break
         if not is_gpu and types.complete:
             return
+        # Most resources carry every required tag: proven by lookups, before any set is made.
         if kind is _ASG:
+            if group_propagates(change.after, required):
+                return
             missing, unpropagated, incomplete = self._group(change, ctx, required)
         else:
+            if tags_set(change.after, required):
+                return
             tags = resource_tags(change.after)
             if kind is _LAUNCH_TEMPLATE:
                 extra = launch_tags(change.after)
