@@ -279,10 +279,8 @@ class Catalog:
         return None if row is None else self._smallest[row.gpu_key]
 
     def is_smallest(self, instance_type: str) -> bool:
-        """Is the type the smallest size for its GPU? Asked per resource by the sizing rules:
-        a set of names, made once per catalog, rather than a GPU key made per question."""
-        names = self._smallest_names
-        if names is None:
+        """Asked per resource: a set of names made once per catalog, not a GPU key per call."""
+        if (names := self._smallest_names) is None:
             names = self._smallest_names = frozenset(
                 s.instance_type for s in self._smallest.values()
                 if self._by_type.get(s.instance_type) is s)
