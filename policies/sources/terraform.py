@@ -27,6 +27,8 @@ TYPE_CHECKING = False  # typing's, without importing typing (not on a check's pa
 if TYPE_CHECKING:
     from typing import Any, Final
 
+    from policies.model import ResourceKind
+
 SOURCE: Final = "terraform"
 DynamicBlocks = Callable[[str], "Mapping[str, tuple[str, ...] | None] | None"]
 
@@ -47,6 +49,8 @@ _ACTIONS: Final[dict[tuple[str, ...], ChangeKind]] = {
     ("forget",): ChangeKind.DELETE,
     ("create", "forget"): ChangeKind.REPLACE,
 }
+# Resource kind by type, worked out once per type (a plan repeats a few types many times).
+_KINDS: Final[dict[str, ResourceKind]] = {}
 _ACTIONS_HELP: Final = (
     '["no-op"], ["create"], ["read"], ["update"], ["delete","create"], ["create","delete"], '
     '["delete"] or ["forget"]'
@@ -293,7 +297,9 @@ def _change(row: _Row, refs: References, origin: str, dynamic_blocks: DynamicBlo
     old = None if kind is _CREATE else before
     if new and row.mode == "managed" and row.rtype in DECLARED_TYPES:
         drop_undeclared(new, row.rtype, _Config(row, refs, dynamic_blocks))
-    rkind = resource_kind(row.rtype)
+    rkind = _KINDS.get(row.rtype)
+    if rkind is None:
+        rkind = _KINDS[row.rtype] = resource_kind(row.rtype)
     if row.mode == "managed" and rkind in fields.TYPED:
         try:  # paths for messages are closures over row: made only once a check fails
             fields.check(rkind, new, origin, _no_where)

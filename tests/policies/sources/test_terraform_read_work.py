@@ -19,10 +19,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import policies.sources.fields as fields
+import policies.sources.terraform as terraform
 from gpupool.errors import InputError
-from policies.model import UNKNOWN
+from policies.model import UNKNOWN, ResourceKind
 from policies.sources import load_plan, parse_document
 from policies.sources.terraform_declared import drop_undeclared
+from policies.sources.terraform_refs import References
 
 
 def test_a_valid_plan_makes_no_message_closure(
@@ -111,3 +113,27 @@ def test_nothing_wholly_unknown_is_one_pass_without_lists(new: dict[str, Any]) -
     runs = _comprehensions_run(
         lambda: drop_undeclared(new, "aws_autoscaling_group", _NoConfig()))  # type: ignore[arg-type]
     assert (runs, new) == (0, was)
+
+
+def test_resource_kinds_and_root_module_names_once_per_plan_not_per_resource(
+        bench_plan: Callable[[str, int], Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    kinds: list[str] = []
+    names: list[object] = []
+    real_kind, real_names = terraform.resource_kind, References._names
+
+    def counting_kind(rtype: str) -> ResourceKind:
+        kinds.append(rtype)
+        return real_kind(rtype)
+
+    def counting_names(self: References, segments: tuple[Any, ...]) -> tuple[str, ...]:
+        names.append(segments)
+        return real_names(self, segments)
+
+    monkeypatch.setattr(terraform, "_KINDS", {})
+    monkeypatch.setattr(terraform, "resource_kind", counting_kind)
+    monkeypatch.setattr(References, "_names", counting_names)
+    plan = load_plan(bench_plan("gen_tfplan", 200))
+    types = {c.type for c in plan.changes}
+    assert len(plan.changes) >= 200 and sorted(kinds) == sorted(types)
+    assert () not in names  # a root resource's module path needs no call
+    assert [c.kind for c in plan.changes] == [real_kind(c.type) for c in plan.changes]
