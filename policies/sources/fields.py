@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from typing import Any, Final
 
 MAX_INT32: Final = 2**31 - 1
+_FLOAT_BOUND: Final = 2**1023  # a constant: 3.11 does not fold a power this large
 # Where a message points: normalised key path → the path as the file spells it.
 Where = Callable[[str], str]
 
@@ -115,7 +116,7 @@ def _finite(value: Any, origin: str, where: Where, path: str) -> None:
         return
     ok = False
     if type(value) is int:
-        ok = abs(value) <= 2**1023
+        ok = abs(value) <= _FLOAT_BOUND
     elif type(value) is float:
         ok = math.isfinite(value)
     elif type(value) is str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 import policies.sources.fields as fields
+from gpupool.errors import InputError
 from gpupool.record import Record
 from policies.model import UNKNOWN, ChangeKind, Plan, ResourceChange, resource_kind
 from policies.sources.reading import fail, problem, want_list
@@ -25,6 +26,8 @@ from policies.sources.tfaddr import Segment, split_module_address
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
     from typing import Any, Final
+
+    from policies.model import ResourceKind
 
 SOURCE: Final = "terraform"
 DynamicBlocks = Callable[[str], "Mapping[str, tuple[str, ...] | None] | None"]
@@ -46,6 +49,8 @@ _ACTIONS: Final[dict[tuple[str, ...], ChangeKind]] = {
     ("forget",): ChangeKind.DELETE,
     ("create", "forget"): ChangeKind.REPLACE,
 }
+# Resource kind by type, worked out once per type (a plan repeats a few types many times).
+_KINDS: Final[dict[str, ResourceKind]] = {}
 _ACTIONS_HELP: Final = (
     '["no-op"], ["create"], ["read"], ["update"], ["delete","create"], ["create","delete"], '
     '["delete"] or ["forget"]'
@@ -292,21 +297,20 @@ def _change(row: _Row, refs: References, origin: str, dynamic_blocks: DynamicBlo
     old = None if kind is _CREATE else before
     if new and row.mode == "managed" and row.rtype in DECLARED_TYPES:
         drop_undeclared(new, row.rtype, _Config(row, refs, dynamic_blocks))
-    rkind = resource_kind(row.rtype)
+    rkind = _KINDS.get(row.rtype)
+    if rkind is None:
+        rkind = _KINDS[row.rtype] = resource_kind(row.rtype)
     if row.mode == "managed" and rkind in fields.TYPED:
-        fields.check(rkind, new, origin, lambda path: f"{_where(row, '.after')}.{path}")
-        fields.check(rkind, old, origin, lambda path: f"{_where(row, '.before')}.{path}")
-    return ResourceChange(
-        address=row.address,
-        type=row.rtype,
-        name=row.name,
-        change=kind,
-        new=new,
-        old=old,
-        source=SOURCE,
-        kind=rkind,
-        references=refs.for_resource(row.segments, row.rel, row.key),
-    )
+        try:  # paths for messages are closures over row: made only once a check fails
+            fields.check(rkind, new, origin, _no_where)
+            fields.check(rkind, old, origin, _no_where)
+        except InputError:  # the same check again, to name the key as the file spells it
+            fields.check(rkind, new, origin, lambda path: f"{_where(row, '.after')}.{path}")
+            fields.check(rkind, old, origin, lambda path: f"{_where(row, '.before')}.{path}")
+            raise
+    # Positional: a keyword call to ResourceChange costs more, once per resource.
+    return ResourceChange(row.address, row.rtype, row.name, kind, new, old, SOURCE, rkind,
+                          refs.for_resource(row.segments, row.rel, row.key))
 
 
 class _Config:
@@ -328,6 +332,11 @@ class _Config:
 
     def refs_known_at_plan(self, refs: tuple[str, ...]) -> bool:
         return self._refs.refs_known_at_plan(self._row.segments, refs)
+
+
+def _no_where(path: str) -> str:
+    """A first check's message path, never shown: a failing check runs again with the real one."""
+    return path
 
 
 def _where(row: _Row, key: str) -> str:

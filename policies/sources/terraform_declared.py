@@ -121,6 +121,9 @@ DECLARED_TYPES: Final = frozenset(
     for t, wanted in table.items() if wanted)
 
 
+_TOP_KEYS: dict[str, tuple[str, ...]] = {}  # per resource type: the top-level keys tested
+
+
 def drop_undeclared(new: dict[str, Any], rtype: str, config: ResourceConfig) -> None:
     """Drop from ``new`` (in place) what the tables say is not set when undeclared."""
     keys = AWS_DEFAULT_WHEN_UNDECLARED.get(rtype, ())
@@ -128,6 +131,16 @@ def drop_undeclared(new: dict[str, Any], rtype: str, config: ResourceConfig) -> 
     maybe_dynamic = NOT_SET_UNLESS_DYNAMIC.get(rtype, ())
     if not keys and not excluded and not maybe_dynamic:
         return
+    top = _TOP_KEYS.get(rtype)
+    if top is None:
+        top = _TOP_KEYS[rtype] = (*keys, *excluded, *maybe_dynamic)
+    # Most resources have nothing wholly unknown to drop: one pass over the keys, no lists.
+    for k in top:
+        if _wholly_unknown(new.get(k)):
+            break
+    else:
+        if rtype not in NESTED_DEFAULTS:
+            return
     unknown = [k for k in keys if _wholly_unknown(new.get(k))]
     alternatives = [k for k in excluded if _wholly_unknown(new.get(k))]
     nested = [(b, k) for b, k in NESTED_DEFAULTS.get(rtype, ())

@@ -136,7 +136,7 @@ class References:
         self, segments: tuple[Segment, ...], rel: str, own_key: str
     ) -> dict[str, str]:
         """Key path → address for one resource instance (empty when nothing resolves)."""
-        names = self._names(segments)
+        names = self._names(segments) if segments else ()  # the root's: no call per resource
         targets = self._targets.get((names, rel))
         if targets is None:
             targets = self._targets[(names, rel)] = self._targets_for(names, rel)
