@@ -200,8 +200,12 @@ def _add_step(merged: dict[str, _Merged], s: Step, origin: str) -> None:
     parsed = urn_type_name(urn)
     if parsed is None:
         fail(origin, f"{at}.urn", "a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME)", urn)
-    old_at, new_at = f"{at}.{s.old_key}", f"{at}.{s.new_key}"
-    old = opt_obj(step.get(s.old_key), origin, old_at)
+    # Most steps are creates: the old state's place is made only for a state to name
+    old = step.get(s.old_key)
+    old_at = "" if old is None else f"{at}.{s.old_key}"
+    new_at = f"{at}.{s.new_key}"  # also names a missing new state
+    if old is not None:
+        opt_obj(old, origin, old_at)
     new = opt_obj(step.get(s.new_key), origin, new_at)
     rtype = parsed[0]
     for label, state in ((old_at, old), (new_at, new)):
@@ -258,8 +262,8 @@ def _change(urn: str, m: _Merged, origin: str, defer: bool) -> ResourceChange:
                 new_inputs, new_raw = ({} if new_raw is None else inputs(new_raw)), None
             deps = m.new.get("propertyDependencies")
             if deps:  # None and {} are none (the place is made only for a value to read)
-                references = dependency_references(deps, origin,
-                                                   f"{where}.propertyDependencies")
+                references = dependency_references(deps, origin, where,
+                                                   "propertyDependencies")
             elif deps is not None:
                 want_obj(deps, origin, f"{where}.propertyDependencies")
             parent = state_parent(m.new, origin, where)
