@@ -143,3 +143,28 @@ def test_a_create_makes_the_place_of_its_new_state_only() -> None:
     plan = pulumi_preview.plan_of_steps(steps, "preview.json", None, defer=True)
     assert len(plan.changes) == 20
     assert _Place.made == 20  # main: 40, the old states' places too
+
+
+def test_typed_inputs_are_checked_once_per_side_that_has_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    checked: list[Any] = []
+    real = pulumi_preview.fields.check
+
+    def check(kind: Any, inputs: Any, origin: str, where: Any) -> None:
+        checked.append(inputs)
+        real(kind, inputs, origin, where)
+
+    monkeypatch.setattr(pulumi_preview.fields, "check", check)
+    steps = [pulumi_preview.Step(_policy(i), f"steps[{i}]") for i in range(5)]
+    plan = pulumi_preview.plan_of_steps(steps, "preview.json", None, defer=True)
+    assert len(plan.changes) == 5
+    assert len(checked) == 5 and all(checked)  # creates: no old side (main: 10, 5 of None)
+
+
+@pytest.mark.parametrize("step", [5, None, [], "create"])
+def test_a_step_that_is_no_object_is_refused(write: Write, step: Any) -> None:
+    target = write({"steps": [_policy(0), step]}, "preview.json")
+    with pytest.raises(InputError) as err:
+        load_plan(target)
+    (line,) = err.value.problems
+    assert line.startswith(f"{target}: steps[1]: expected an object, got ") and "\n" not in line
