@@ -30,9 +30,10 @@ from policies.deferred import pending_change
 from policies.model import ChangeKind, Plan, ResourceChange, resource_kind
 from policies.sources.fields import camel_path
 from policies.sources.pulumi_values import (
+    PROVIDER_PREFIX,
+    STACK_TYPE,
     dependency_references,
     inputs,
-    is_engine_resource,
     state_parent,
     urn_type_name,
 )
@@ -155,14 +156,10 @@ def parse(doc: dict[str, Any], origin: str, defer: bool = False) -> Plan:
             refuse_error_diagnostic(want_obj(d, origin, f"diagnostics[{i}]"), origin,
                                     f"diagnostics[{i}]")
     raw = doc.get("steps")
-    steps = (_step(s, origin, f"steps[{i}]")
+    steps = (Step(s if type(s) is dict else want_obj(s, origin, f"steps[{i}]"), f"steps[{i}]")
              for i, s in enumerate([] if raw is None else want_list(raw, origin, "steps")))
     summary = doc.get("changeSummary")
     return plan_of_steps(steps, origin, summary if type(summary) is dict else None, defer)
-
-
-def _step(body: Any, origin: str, where: str) -> Step:
-    return Step(want_obj(body, origin, where), where)
 
 
 def plan_of_steps(steps: Iterable[Step], origin: str, summary: dict[str, Any] | None,
@@ -200,8 +197,12 @@ def _add_step(merged: dict[str, _Merged], s: Step, origin: str) -> None:
     parsed = urn_type_name(urn)
     if parsed is None:
         fail(origin, f"{at}.urn", "a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME)", urn)
-    old_at, new_at = f"{at}.{s.old_key}", f"{at}.{s.new_key}"
-    old = opt_obj(step.get(s.old_key), origin, old_at)
+    # Most steps are creates: the old state's place is made only for a state to name
+    old = step.get(s.old_key)
+    old_at = "" if old is None else f"{at}.{s.old_key}"
+    new_at = f"{at}.{s.new_key}"  # also names a missing new state
+    if old is not None:
+        opt_obj(old, origin, old_at)
     new = opt_obj(step.get(s.new_key), origin, new_at)
     rtype = parsed[0]
     for label, state in ((old_at, old), (new_at, new)):
@@ -216,7 +217,7 @@ def _add_step(merged: dict[str, _Merged], s: Step, origin: str) -> None:
             fail(origin, f"{label}.custom", "a boolean", custom)
         if not custom:
             return  # a component resource: no infrastructure of its own
-    if is_engine_resource(rtype):
+    if rtype == STACK_TYPE or rtype.startswith(PROVIDER_PREFIX):  # is_engine_resource, inline
         return
     kind, strength = _OPS[op]
     if kind is _NOOP and new is None and old is not None:
@@ -258,8 +259,8 @@ def _change(urn: str, m: _Merged, origin: str, defer: bool) -> ResourceChange:
                 new_inputs, new_raw = ({} if new_raw is None else inputs(new_raw)), None
             deps = m.new.get("propertyDependencies")
             if deps:  # None and {} are none (the place is made only for a value to read)
-                references = dependency_references(deps, origin,
-                                                   f"{where}.propertyDependencies")
+                references = dependency_references(deps, origin, where,
+                                                   "propertyDependencies")
             elif deps is not None:
                 want_obj(deps, origin, f"{where}.propertyDependencies")
             parent = state_parent(m.new, origin, where)
@@ -279,10 +280,13 @@ def _change(urn: str, m: _Merged, origin: str, defer: bool) -> ResourceChange:
                                   references, parent)
         return pending_change(inputs, new_raw, old_raw, urn, m.type, m.name, m.kind, new,
                               old_inputs, SOURCE, kind, references, parent)
-    # any other kind: check returns at once
-    fields.check(kind, new_inputs, origin, lambda path: f"{where}.inputs.{camel_path(path)}")
-    fields.check(kind, old_inputs, origin,
-                 lambda path: f"{m.old_where}.inputs.{camel_path(path)}")
+    # any other kind: check returns at once (a side without inputs is not checked)
+    if new_inputs:
+        fields.check(kind, new_inputs, origin,
+                     lambda path: f"{where}.inputs.{camel_path(path)}")
+    if old_inputs:
+        fields.check(kind, old_inputs, origin,
+                     lambda path: f"{m.old_where}.inputs.{camel_path(path)}")
     return ResourceChange(
         address=urn,
         type=m.type,

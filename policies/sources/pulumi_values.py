@@ -170,34 +170,41 @@ def is_engine_resource(type_token: str) -> bool:
     return type_token == STACK_TYPE or type_token.startswith(PROVIDER_PREFIX)
 
 
-def dependency_references(deps: Any, origin: str, path: str) -> dict[str, str]:
+def dependency_references(deps: Any, origin: str, path: str, key: str = "") -> dict[str, str]:
     """``propertyDependencies`` (input → URNs it was computed from) → references.
 
     Only an input that depends on exactly one resource (providers aside) gets a link: with
     several, which one the value names is not provable. The engine writes ``null`` for an input
     without dependencies (a Go nil slice: ``{"availabilityZone": null}``, as in pulumi/pulumi's
     own ``pkg/resource/stack/testdata/checkpoint-v3.json``) and the Node.js SDK ``[]``: both
-    mean "none".
+    mean "none". Messages name ``PATH`` or, given ``key``, ``PATH.KEY`` (made only for a bad
+    value: a preview's states each have their own place).
     """
     if deps is None:
         return {}
+    if type(deps) is not dict:
+        want_obj(deps, origin, _place(path, key))
     out: dict[str, str] = {}
     linkable = _LINKABLE.get
-    for key, urns in want_obj(deps, origin, path).items():
+    for name, urns in deps.items():
         if urns is None:
             continue
         targets: set[str] = set()
         if type(urns) is not list:
-            fail(origin, f"{path}.{key}", "an array of URNs or null", urns)
+            fail(origin, f"{_place(path, key)}.{name}", "an array of URNs or null", urns)
         for i, urn in enumerate(urns):
             found = linkable(urn) if type(urn) is str else None
             if found is None:  # each place a message names is made only for a bad value
-                found = _linkable(want_str(urn, origin, f"{path}.{key}[{i}]"))
+                found = _linkable(want_str(urn, origin, f"{_place(path, key)}.{name}[{i}]"))
             if found:
                 targets.add(urn)
         if len(targets) == 1:
-            out[snake(key)] = targets.pop()
+            out[snake(name)] = targets.pop()
     return out
+
+
+def _place(path: str, key: str) -> str:
+    return f"{path}.{key}" if key else path
 
 
 # URN → whether a dependency on it is a link (a resource's URN, not the stack's or a

@@ -83,6 +83,10 @@ def _with(path: list[Any], value: Any) -> dict[str, Any]:
     (["propertyDependencies"], [], "steps[1].newState.propertyDependencies: expected an object"),
     (["propertyDependencies"], 0, "steps[1].newState.propertyDependencies: expected an object"),
     (["propertyDependencies"], "", "steps[1].newState.propertyDependencies: expected an object"),
+    (["propertyDependencies"], [ASG], "steps[1].newState.propertyDependencies: expected an obj"),
+    (["propertyDependencies"], "x", "steps[1].newState.propertyDependencies: expected an object"),
+    (["propertyDependencies", "name"], 5,
+     "steps[1].newState.propertyDependencies.name: expected an array of URNs or null, got 5"),
     (["inputs"], [], "steps[1].newState.inputs: expected an object, got array"),
     (["type"], None, "steps[1].newState.type: expected a string, got null"),
 ])
@@ -104,3 +108,63 @@ def test_empty_dependencies_and_no_parent_read_as_none(write: Write) -> None:
     first, second = load_plan(write(doc, "preview.json")).changes
     assert second.references == {} and second.parent is None
     assert first.parent == POOL
+
+
+@pytest.mark.parametrize(("state", "expected"), [
+    (5, "steps[1].oldState: expected an object or null, got 5"),
+    ({"type": 5}, "steps[1].oldState.type: expected a string, got 5"),
+    ({"custom": "yes"}, "steps[1].oldState.custom: expected a boolean"),
+])
+def test_a_bad_old_state_is_refused(write: Write, state: Any, expected: str) -> None:
+    doc = _with(["custom"], True)
+    doc["steps"][1]["op"] = "update"
+    doc["steps"][1]["oldState"] = state
+    target = write(doc, "preview.json")
+    with pytest.raises(InputError) as err:
+        load_plan(target)
+    (line,) = err.value.problems
+    assert line == f"{target}: {expected}" or (line.startswith(f"{target}: {expected}")
+                                                 and "\n" not in line), line
+
+
+class _Place(str):
+    """A step's place that counts the messages' places made from it."""
+
+    made = 0
+
+    def __format__(self, spec: str) -> str:
+        _Place.made += 1
+        return str.__format__(self, spec)
+
+
+def test_a_create_makes_the_place_of_its_new_state_only() -> None:
+    _Place.made = 0
+    steps = [pulumi_preview.Step(_policy(i), _Place(f"steps[{i}]")) for i in range(20)]
+    plan = pulumi_preview.plan_of_steps(steps, "preview.json", None, defer=True)
+    assert len(plan.changes) == 20
+    assert _Place.made == 20  # main: 40, the old states' places too
+
+
+def test_typed_inputs_are_checked_once_per_side_that_has_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    checked: list[Any] = []
+    real = pulumi_preview.fields.check
+
+    def check(kind: Any, inputs: Any, origin: str, where: Any) -> None:
+        checked.append(inputs)
+        real(kind, inputs, origin, where)
+
+    monkeypatch.setattr(pulumi_preview.fields, "check", check)
+    steps = [pulumi_preview.Step(_policy(i), f"steps[{i}]") for i in range(5)]
+    plan = pulumi_preview.plan_of_steps(steps, "preview.json", None, defer=True)
+    assert len(plan.changes) == 5
+    assert len(checked) == 5 and all(checked)  # creates: no old side (main: 10, 5 of None)
+
+
+@pytest.mark.parametrize("step", [5, None, [], "create"])
+def test_a_step_that_is_no_object_is_refused(write: Write, step: Any) -> None:
+    target = write({"steps": [_policy(0), step]}, "preview.json")
+    with pytest.raises(InputError) as err:
+        load_plan(target)
+    (line,) = err.value.problems
+    assert line.startswith(f"{target}: steps[1]: expected an object, got ") and "\n" not in line
