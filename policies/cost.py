@@ -10,23 +10,25 @@ from __future__ import annotations
 import math
 
 from gpupool.catalog import Catalog
-from gpupool.record import Frozen
 from policies.facts import PlanIndex, Side, block, number, override_weights
 from policies.model import UNKNOWN, ChangeKind, Plan, ResourceChange, ResourceKind
 from policies.result import CostLine
 from policies.rules._common import prices_of
 
 
-class _Price(Frozen):
+class _Price:
+    """One side's price: private to this module and never compared, hashed or shown, so a
+    plain slotted class (three slot stores), not a Frozen record (three object.__setattr__)."""
+
     __slots__ = ("per_hour", "gpu", "note")
     per_hour: float | None  # None: cannot be priced
     gpu: bool  # does this side run GPU instances?
     note: str
 
     def __init__(self, per_hour: float | None, gpu: bool, note: str = "") -> None:
-        object.__setattr__(self, "per_hour", per_hour)
-        object.__setattr__(self, "gpu", gpu)
-        object.__setattr__(self, "note", note)
+        self.per_hour = per_hour
+        self.gpu = gpu
+        self.note = note
 
 
 _WORD = {kind: kind.value for kind in ChangeKind}  # (an enum's value is a Python-level property)
@@ -64,13 +66,22 @@ def cost_lines(plan: Plan, index: PlanIndex, catalog: Catalog) -> list[CostLine]
         after = price(change, "new", index, catalog)
         if not (before.gpu or after.gpu):
             continue
-        notes = [n for n in (f"before: {before.note}" if before.note else "",
-                             f"after: {after.note}" if after.note else "") if n]
-        if before.note and before.note == after.note:
-            notes = [before.note]
         out.append(CostLine(change.address, _round(before.per_hour), _round(after.per_hour),
-                            "; ".join([_WORD[change.change], prices, *notes])))
+                            _note(_WORD[change.change], prices, before.note, after.note)))
     return out
+
+
+def _note(word: str, prices: str, before: str, after: str) -> str:
+    """The line's note: the change, the prices' source, then what stops each side being priced
+    (said once when both sides share it); built by concatenation, no list per line."""
+    text = f"{word}; {prices}"
+    if before:
+        if before == after:
+            return f"{text}; {before}"
+        text = f"{text}; before: {before}"
+    if after:
+        text = f"{text}; after: {after}"
+    return text
 
 
 def _round(value: float | None) -> float | None:

@@ -28,7 +28,7 @@ from policies.model import UNKNOWN, ResourceChange, ResourceKind
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, ClassVar
 
 # Kinds tested per resource, bound once: on Python 3.11 reading an enum member through its class
 # is a Python-level call (EnumType defines __getattr__), ~10x reading a global.
@@ -37,10 +37,22 @@ _TYPED = (ResourceKind.INSTANCE, _LAUNCH_TEMPLATE, ResourceKind.LAUNCH_CONFIGURA
 _ASG, _NODE_GROUP = ResourceKind.AUTOSCALING_GROUP, ResourceKind.EKS_NODE_GROUP
 
 
-class InstanceTypes(Frozen):
-    """The instance types a resource launches, and why part of them is unknown (if it is)."""
+class _InstanceTypesFields:
+    """InstanceTypes' fields, assignable: filled by plain slot stores, then the instance is
+    given its (frozen) class, as :class:`policies.result.Violation` is (one or more per GPU
+    resource and side)."""
 
     __slots__ = ("known", "unknown", "via", "respelled", "selections")
+    _fields: ClassVar[tuple[str, ...]] = __slots__
+
+
+_new_fields = object.__new__
+
+
+class InstanceTypes(_InstanceTypesFields, Frozen):
+    """The instance types a resource launches, and why part of them is unknown (if it is)."""
+
+    __slots__ = ()
 
     known: tuple[str, ...]  # as EC2 names them (lowercase, no surrounding spaces)
     unknown: str | None  # reason, e.g. "instance type unknown until apply"
@@ -50,19 +62,25 @@ class InstanceTypes(Frozen):
     respelled: tuple[tuple[str, str], ...]
     selections: tuple[Selection, ...]  # instance_requirements blocks, judged
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         known: tuple[str, ...] = (),
         unknown: str | None = None,
         via: str = "",
         respelled: tuple[tuple[str, str], ...] = (),
         selections: tuple[Selection, ...] = (),
-    ) -> None:
-        object.__setattr__(self, "known", known)
-        object.__setattr__(self, "unknown", unknown)
-        object.__setattr__(self, "via", via)
-        object.__setattr__(self, "respelled", respelled)
-        object.__setattr__(self, "selections", selections)
+    ) -> InstanceTypes:
+        self = _new_fields(_InstanceTypesFields)
+        self.known = known
+        self.unknown = unknown
+        self.via = via
+        self.respelled = respelled
+        self.selections = selections
+        self.__class__ = cls  # type: ignore[assignment]  (same slots: see _InstanceTypesFields)
+        return self  # type: ignore[return-value]
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle: through the constructor
+        return (self.__class__, self._key(self))
 
     @property
     def complete(self) -> bool:

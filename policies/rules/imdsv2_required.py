@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-from policies.facts import http_endpoint, http_tokens, metadata_options
+from policies.facts import metadata_options, text
+from policies.facts.values import Maybe
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify, prop
 from policies.rules.base import (
@@ -16,6 +17,10 @@ from policies.rules.base import (
     RuleMeta,
     lazy_examples,
 )
+
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 # Bound once: on Python 3.11 an enum member read through its class costs a call (EnumType's
 # __getattr__), ~10x a global; these are tested per resource.
@@ -87,7 +92,8 @@ class Imdsv2Required(Rule):
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         inputs = change.after
         where = ""
-        if change.kind is _INSTANCE and metadata_options(inputs) is None:
+        options = metadata_options(inputs)
+        if change.kind is _INSTANCE and options is None:
             link = ctx.plan.launch_templates(change)
             if link.declared:
                 if not link.targets:
@@ -96,22 +102,35 @@ class Imdsv2Required(Rule):
                         unknown=True)
                     return
                 inputs, where = link.targets[0].after, f" (launch template {link.targets[0].name})"
-        tokens, endpoint = http_tokens(inputs), http_endpoint(inputs)
+                options = metadata_options(inputs)
+        tokens, endpoint = _tokens_and_endpoint(options)
         if endpoint == "disabled" or tokens == "required":
             return
-        options, tokens_key = (prop(change.type, p) for p in ("metadata_options",
-                                                              "metadata_options.http_tokens"))
+        options_key, tokens_key = (prop(change.type, p) for p in ("metadata_options",
+                                                                  "metadata_options.http_tokens"))
         if tokens is UNKNOWN or endpoint is UNKNOWN:
             yield Finding(change.address, cannot_verify(
-                f"{options} unknown until apply{where}"), unknown=True)
-        elif tokens is None and metadata_options(inputs) is None:
+                f"{options_key} unknown until apply{where}"), unknown=True)
+        elif tokens is None and options is None:
             yield Finding(change.address, (
-                f"IMDSv1 is allowed{where}: {options} is not set, so "
+                f"IMDSv1 is allowed{where}: {options_key} is not set, so "
                 f'{prop(change.type, "http_tokens")} defaults to "optional"; set '
                 f'{tokens_key} = "required"'))
         else:
             shown = "not set" if tokens is None else f'"{tokens}"'
             yield Finding(change.address, (
                 f'IMDSv1 is allowed{where}: {tokens_key} = {shown}; set it to "required"'))
+
+
+def _tokens_and_endpoint(options: Mapping[str, Any] | Maybe | None
+                         ) -> tuple[str | Maybe | None, str | Maybe | None]:
+    """facts.http_tokens and facts.http_endpoint of the inputs whose metadata_options block is
+    ``options``: the block read once per resource, not once by each (and once more here)."""
+    if options is UNKNOWN:
+        return UNKNOWN, UNKNOWN
+    if options is None:
+        return None, None
+    return text(options.get("http_tokens")), text(options.get("http_endpoint"))
+
 
 RULE = Imdsv2Required()

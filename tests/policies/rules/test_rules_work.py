@@ -297,6 +297,7 @@ def test_encrypted_storage_makes_no_volume() -> None:
 
 
 def _records() -> list[tuple[Any, dict[str, Any]]]:
+    from policies.facts.instances import InstanceTypes
     from policies.facts.scaling import ScalingPolicy
     from policies.result import CostLine, Violation
     from policies.rules.base import Enforcement
@@ -310,6 +311,8 @@ def _records() -> list[tuple[Any, dict[str, Any]]]:
                          "enabled": True, "predefined_metric": None, "metric_name": "m",
                          "namespace": "n", "statistic": None, "dimensions": {}, "target": 70.0,
                          "disable_scale_in": False}),
+        (InstanceTypes, {"known": ("g5.xlarge",), "unknown": "u", "via": "overrides",
+                         "respelled": (("G5.XLARGE", "g5.xlarge"),)}),
     ]
 
 
