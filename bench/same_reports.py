@@ -82,7 +82,9 @@ def _generated(where: Path) -> Path:
 
 def _run(argv: list[str], stdin: bytes | None, env: dict[str, str]
          ) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "gpupool", *argv], input=stdin,
+    # -P: `-m` would put the working directory (this tree) ahead of PYTHONPATH, so --tree
+    # would compare this tree with itself; the inputs' paths stay relative to ROOT.
+    return subprocess.run([sys.executable, "-P", "-m", "gpupool", *argv], input=stdin,
                           capture_output=True, cwd=ROOT, env=env, timeout=600, check=False)
 
 
