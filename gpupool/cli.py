@@ -14,21 +14,23 @@ the arguments of ``debt``, ``rightsize`` or ``render``: all twelve took ~10 ms o
 first argument names a command, the top parser gets that one subparser, and everything it can
 print (the command's help, its usage errors) is what the full parser prints. Anything else
 (``gpupool``, ``--help``, ``--version``, an unknown or mistyped command) builds them all, so
-the top help lists every command and a typo gets its did-you-mean.
+the top help lists every command and a typo gets its did-you-mean. A plain ``gpupool check``
+command line (:mod:`gpupool.cliargs.plain_check`) is read without argparse at all.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
 
 from gpupool import __version__
-from gpupool.cliargs.parser import Parser
 
-Adder = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
+TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
+if TYPE_CHECKING:  # argparse only when argparse reads the command line
+    import argparse
+    from collections.abc import Callable, Sequence
+
+    Adder = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
 # One adder per command, in the order ``gpupool --help`` lists them: the command's name, the
 # module of gpupool.cliargs and the function there that adds its subparser (imported when used).
@@ -49,6 +51,8 @@ COMMANDS = (  # (not typing.Final: `gpupool --help` imports no typing)
 
 
 def _adder(module: str, function: str) -> Adder:
+    import importlib
+
     adder: Adder = getattr(importlib.import_module(f"gpupool.cliargs.{module}"), function)
     return adder
 
@@ -56,6 +60,10 @@ def _adder(module: str, function: str) -> Adder:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command; with ``only`` (a command's name), of that command alone,
     which parses, explains and refuses that command's arguments exactly as the full one."""
+    import argparse
+
+    from gpupool.cliargs.parser import Parser
+
     p = Parser(prog="gpupool", description="GPU pools that scale out on utilisation, never up.",
                 epilog="examples:\n  gpupool validate dev\n  gpupool plan dev\n"
                        "  gpupool check --stack dev --base origin/main\n"
@@ -81,7 +89,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if closed is not None:
         return closed
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = parser_for(argv).parse_args(argv)
+    from gpupool.cliargs.plain_check import parse
+
+    args = parse(argv) or parser_for(argv).parse_args(argv)
     # The kit's models use no pydantic plugin; looking for one reads the metadata of every
     # installed distribution when the first model is built (10-15 ms of CPU here, measured).
     # A user who sets the variable (to name plugins to skip) keeps their choice.
@@ -94,7 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         with signals_unwind():  # SIGTERM cleans up (worktrees, temp dirs, children) like Ctrl-C
-            module = importlib.import_module(f"gpupool.commands.{name.replace('-', '_')}")
+            # (__import__, not importlib: importlib is not on a check's path)
+            module = __import__(f"gpupool.commands.{name.replace('-', '_')}", fromlist=["run"])
             return int(module.run(args))
     except InputError as e:
         from gpupool.terminal import safe

@@ -11,7 +11,6 @@ reports a verdict, so unreadable input can never pass.
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import sys
@@ -23,6 +22,7 @@ from gpupool.record import replace
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:  # the policy engine, sources and rich load only when the command runs
+    import argparse
     from datetime import date
     from pathlib import Path
     from typing import Any

@@ -6,8 +6,6 @@ format is asked for, so a JSON run never loads rich and a text run never loads t
 
 from __future__ import annotations
 
-import importlib
-
 from policies.result import Result
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
@@ -73,7 +71,8 @@ def _writable(result: Result, fmt: str, color: bool, width: int | None, root: Pa
 
 def _render(result: Result, fmt: str, color: bool, width: int | None, root: Path | None,
             tf_root: Path | None = None) -> str:
-    module = importlib.import_module(f"policies.reports.{fmt}")
+    # (__import__, not importlib: importlib and warnings are not on a check's path)
+    module = __import__(f"policies.reports.{fmt}", fromlist=["render"])
     if fmt == "text":
         return str(module.render(result, color=color, width=width))
     if fmt == "sarif":
