@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from enum import StrEnum
 
-from gpupool.record import Frozen, key_of
+from gpupool.record import Frozen, key_attribute
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ def _collect(cls: type[RuleParams]) -> None:
     cls._params = tuple(fields.values())
     cls._fields = tuple(fields)
     cls.__match_args__ = cls._fields
-    cls._key = staticmethod(key_of(cls._fields))  # type: ignore[assignment]
+    cls._key = key_attribute(cls._fields)
 
 
 _collect(RuleParams)

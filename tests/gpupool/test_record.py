@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import operator
 import pickle
 import subprocess
 import sys
@@ -80,6 +81,26 @@ def test_equality_and_hash_are_a_frozen_dataclasses() -> None:
     assert (One(nan) == One(nan)) == (DOne(nan) == DOne(nan))  # tuple comparison, as theirs
     assert hash(One(2.5)) == hash(DOne(2.5))
     assert {Point(1), Point(1), Point(2)} == {Point(1), Point(2)}
+
+
+class Empty(Frozen):
+    __slots__ = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class DEmpty:
+    pass
+
+
+def test_a_records_key_is_stored_without_a_staticmethod_when_it_needs_none() -> None:
+    """An attrgetter binds to no instance: a class of two fields or more keeps it as it is
+    (a staticmethod of it costs ~15k instructions a class, at every import); the lambdas of
+    fewer fields are staticmethods. Equality and hash are a dataclass's either way."""
+    assert type(vars(Point)["_key"]) is operator.attrgetter
+    assert type(vars(One)["_key"]) is staticmethod and type(vars(Empty)["_key"]) is staticmethod
+    assert Empty() == Empty() and hash(Empty()) == hash(DEmpty())
+    assert hash(One(1.5)) == hash(DOne(1.5)) and hash(Point(3, "b")) == hash(DPoint(3, "b"))
+    assert type(vars(Violation)["_key"]) is operator.attrgetter  # (__init_subclass__'s)
 
 
 def test_a_mutable_record_is_unhashable_and_changeable_as_a_dataclass() -> None:
