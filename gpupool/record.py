@@ -23,7 +23,8 @@ as a mutable dataclass; :class:`Frozen` adds ``__hash__`` (the hash of the field
 frozen dataclass) and refuses assignment (:class:`FrozenInstanceError`), while copy and pickle
 still work. :func:`replace` and :func:`fields` stand for ``dataclasses.replace`` and
 ``dataclasses.fields`` (names only; ``replace`` takes a dataclass too).
-tests/gpupool/test_record.py holds each behaviour equal to a dataclass's.
+tests/gpupool/test_record.py holds each behaviour equal to a dataclass's. :func:`str_enum` does
+the same for a ``StrEnum``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
     from typing import Any, ClassVar, TypeVar
 
     T = TypeVar("T")
+    from enum import StrEnum as EnumBody
+else:
+    EnumBody = object  # the base :func:`str_enum`'s classes are written on (a StrEnum to types)
 _NOT_FIELDS = ("__dict__", "__weakref__")
 
 
@@ -112,6 +116,31 @@ class Frozen(Record):
     def __setstate__(self, state: tuple[Any, ...]) -> None:
         for name, value in zip(self._fields, state, strict=True):
             object.__setattr__(self, name, value)
+
+
+def str_enum(cls: type[T]) -> type[T]:
+    """``class Kind(StrEnum)`` for ``@str_enum class Kind(EnumBody)`` (``NAME = "value"`` lines),
+    made by the
+    standard library's own fast path (``enum._simple_enum``, which re, http and ssl make their
+    enums with): the class statement's way costs ~110k instructions a member on 3.11, at every
+    import, half of it the machinery of a general enum these do not use. The same enum:
+    ``enum._test_simple_enum`` finds no difference (tests/gpupool/test_record.py; by hand on
+    3.11-3.13), and, as the class statement leaves them, no docstring and each member itself in
+    the class's dict (``_simple_enum`` puts a redirect there, read through Python). Without the
+    fast path (a private name), the functional API makes it."""
+    from enum import StrEnum
+
+    names = {k: v for k, v in vars(cls).items() if not k.startswith("_")}
+    simple = getattr(__import__("enum"), "_simple_enum", None)
+    if simple is None:
+        made: Any = StrEnum(cls.__name__, names, module=cls.__module__,
+                            qualname=cls.__qualname__)
+        return made  # type: ignore[no-any-return]
+    made = simple(StrEnum)(cls)
+    made.__doc__ = cls.__dict__.get("__doc__")
+    for name in names:
+        type.__setattr__(made, name, made._member_map_[name])
+    return made  # type: ignore[no-any-return]
 
 
 def fields(obj: Record | type[Record]) -> tuple[str, ...]:

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from enum import StrEnum
 from functools import cache, lru_cache
 
-from gpupool.record import Frozen
+from gpupool.record import EnumBody, Frozen, str_enum
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
@@ -45,7 +44,8 @@ def is_unknown(value: object) -> bool:
     return value is UNKNOWN
 
 
-class ChangeKind(StrEnum):
+@str_enum  # a StrEnum, made at a third of the class statement's cost (gpupool.record)
+class ChangeKind(EnumBody):
     CREATE = "create"
     UPDATE = "update"
     REPLACE = "replace"
@@ -54,7 +54,8 @@ class ChangeKind(StrEnum):
     READ = "read"
 
 
-class ResourceKind(StrEnum):
+@str_enum
+class ResourceKind(EnumBody):
     INSTANCE = "instance"
     LAUNCH_TEMPLATE = "launch-template"
     LAUNCH_CONFIGURATION = "launch-configuration"
