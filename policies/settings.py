@@ -48,7 +48,6 @@ from collections.abc import Mapping
 
 from gpupool.errors import InputError
 from gpupool.record import Frozen, replace
-from gpupool.suggest import did_you_mean
 from policies.rules import rule_ids
 from policies.rules.params import Enforcement, RuleParams, aliases
 from policies.rules.registry import INFOS, default_params, load
@@ -214,6 +213,8 @@ def parse_config(doc: Any, path: str) -> Settings:
     known = rule_ids()
     for key in doc:
         if key != ALL_KEY and key not in known:
+            from gpupool.suggest import did_you_mean  # (a mistyped ID only)
+
             problems.append(f"{path}: {key}: unknown policy ID{did_you_mean(str(key), known)} "
                             f"(known: {', '.join(known)})")
     for info in INFOS:  # a rule module is imported only when its parameters are configured

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from gpupool.catalog import Catalog, InstanceType
+from gpupool.catalog.model import names_gpu_family
 from gpupool.record import Frozen
 from policies.facts.values import block, is_map, number
 from policies.model import UNKNOWN
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
 # for accelerators that are not GPUs: naming them selects no catalog type.
 UNCATALOGUED_GPU_NAMES: Final = frozenset({"k80", "m60", "k520"})
 NOT_GPU_NAMES: Final = frozenset({"inferentia", "vu9p"})
-_GPU_FAMILY_PREFIX: Final = re.compile(r"^(p|g|gr)\d")  # a pattern that can only name GPU types
 
 Range = tuple[float, float | None]  # min (0 when not set), max (None: no maximum)
 
@@ -178,7 +178,7 @@ def asks_for_gpus(req: Requirements) -> bool:
                                    "accelerator_manufacturers")):
         return True
     allowed = req.listed("allowed_instance_types")
-    return bool(allowed) and all(_GPU_FAMILY_PREFIX.match(p.lower()) for p in allowed)
+    return bool(allowed) and all(names_gpu_family(p.lower()) for p in allowed)
 
 
 @lru_cache(maxsize=512)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpupool.catalog import Catalog, InstanceType, load_catalog
@@ -256,3 +256,16 @@ def test_smallest_choice_on_arbitrary_catalogs(specs: list[tuple[str, int, float
             assert chosen.price_per_gpu_hour == min(known)
         else:
             assert chosen.price_per_gpu_hour is None
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="pgrPG0123456789\u0663\u00b2.x-", max_size=5))
+def test_a_gpu_family_name_is_the_pattern_it_was(text: str) -> None:
+    """names_gpu_family reads as ``re.match(r"(p|g|gr)\\d", text)`` did (the pattern the catalog
+    and Karpenter's allowed types were judged by; not compiled at import any more), Unicode
+    digits (\\u0663) and superscripts (\\u00b2, not decimal) included."""
+    import re
+
+    from gpupool.catalog.model import names_gpu_family
+
+    assert names_gpu_family(text) == (re.match(r"(p|g|gr)\d", text) is not None), text
