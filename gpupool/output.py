@@ -27,7 +27,6 @@ reader that went away (``gpupool plan dev | head -1``) as the end of the output,
 
 from __future__ import annotations
 
-import errno
 import io
 import os
 import re
@@ -99,6 +98,8 @@ def _resolve(name: str) -> tuple[int | None, str]:
         except (FileNotFoundError, NotADirectoryError):
             return None, current
         except OSError as e:
+            import errno  # (not on a check's start-up: 0.2 M instructions)
+
             if e.errno == errno.EINVAL:  # not a symlink
                 return None, current
             raise
@@ -203,6 +204,8 @@ def _mkstemp(directory: str | Path, prefix: str) -> tuple[int, str]:
             return os.open(where, flags, 0o600), where
         except FileExistsError:
             continue
+    import errno
+
     raise FileExistsError(errno.EEXIST, "no usable temporary file name found")
 
 

@@ -92,8 +92,8 @@ def _tier_rules_loaded(modules: list[str]) -> list[str]:
 # ipaddress and ntpath: a plan file's path is the string given, read with os; fnmatch only for
 # utilisation thresholds), locale (gettext's, for argparse's words: only a help prints them),
 # argparse with gettext (a plain check command line is read by gpupool.cliargs.plain_check),
-# importlib with warnings (modules named at run time are imported by __import__); and the other
-# commands' arguments.
+# importlib with warnings (modules named at run time are imported by __import__), errno (an
+# output error's); and the other commands' arguments.
 OTHER_READERS = {
     "terraform": ("policies.sources.pulumi_preview", "policies.sources.pulumi_events",
                   "policies.sources.offline", "policies.sources.kubernetes",
@@ -105,7 +105,7 @@ NOT_NEEDED_STDLIB = ("difflib", "fractions", "decimal", "dataclasses", "inspect"
                      "tokenize", "shutil", "bz2", "lzma", "tempfile", "importlib.resources",
                      "zipfile", "threading", "datetime", "typing", "contextlib", "signal",
                      "pathlib", "urllib", "ipaddress", "ntpath", "fnmatch", "locale",
-                     "argparse", "gettext", "importlib", "warnings")
+                     "argparse", "gettext", "importlib", "warnings", "errno")
 # Only for --waivers (or a configuration's waivers), and for --check / --skip-check.
 NOT_WITHOUT_THEIR_OPTIONS = ("policies.waivers", "policies.selection")
 OTHER_COMMANDS = ("gpupool.cliargs.debt", "gpupool.cliargs.network", "gpupool.cliargs.rightsize",
