@@ -129,7 +129,7 @@ def test_resource_kinds_and_root_module_names_once_per_plan_not_per_resource(
         names.append(segments)
         return real_names(self, segments)
 
-    monkeypatch.setattr(terraform, "_KINDS", {})
+    monkeypatch.setattr(terraform, "_TYPES", {})
     monkeypatch.setattr(terraform, "resource_kind", counting_kind)
     monkeypatch.setattr(References, "_names", counting_names)
     plan = load_plan(bench_plan("gen_tfplan", 200))
