@@ -146,9 +146,10 @@ def _format_version(doc: dict[str, Any], origin: str) -> str:
 # One validated ``resource_changes[]`` entry, before its change is read: a tuple, one per
 # resource (a record's __init__ cost ~2k instructions more each):
 # (index, entry, address, mode, type, name, rel: the module-relative address aws_x.name or
-# data.aws_x.name, module instance segments, resource address without the instance key,
-# instance key text "[0]", '["a"]' or "").
-_Row = tuple[int, "dict[str, Any]", str, str, str, str, str, "tuple[Segment, ...]", str, str]
+# data.aws_x.name, module instance segments, their module call names, resource address
+# without the instance key, instance key text "[0]", '["a"]' or "").
+_Row = tuple[int, "dict[str, Any]", str, str, str, str, str, "tuple[Segment, ...]",
+             "tuple[str, ...]", str, str]
 
 
 def _read_rows(entries: list[Any], origin: str, instances: dict[str, list[str]]) -> list[_Row]:
@@ -156,7 +157,8 @@ def _read_rows(entries: list[Any], origin: str, instances: dict[str, list[str]])
     # Hot loop (one pass per resource): type checks are inline and key paths for messages
     # are only formatted on the error path.
     rows: list[_Row] = []
-    modules: dict[str, tuple[Segment, ...] | None] = {"": ()}
+    # module address → its instance path and call names, once per module instance
+    modules: dict[str, tuple[tuple[Segment, ...], tuple[str, ...]]] = {"": ((), ())}
     where = "resource_changes[{}]{}"
     for i, entry in enumerate(entries):
         if type(entry) is not dict:
@@ -179,12 +181,14 @@ def _read_rows(entries: list[Any], origin: str, instances: dict[str, list[str]])
             module_address = _module_part(address, rel)
         elif type(module_address) is not str:
             fail(origin, where.format(i, ".module_address"), "a string", module_address)
-        if module_address not in modules:
-            modules[module_address] = split_module_address(module_address)
-        segments = modules[module_address]
-        if segments is None:
-            fail(origin, where.format(i, ".module_address"),
-                 'a module address like module.NAME or module.NAME["KEY"]', module_address)
+        found = modules.get(module_address)
+        if found is None:
+            segments = split_module_address(module_address)
+            if segments is None:
+                fail(origin, where.format(i, ".module_address"),
+                     'a module address like module.NAME or module.NAME["KEY"]', module_address)
+            found = modules[module_address] = (segments, tuple(call for call, _ in segments))
+        segments, names = found
         resource_address = f"{module_address}.{rel}" if module_address else rel
         key = address[len(resource_address):]
         if not address.startswith(resource_address) or (key and (key[0] != "[" or key[-1] != "]")):
@@ -204,7 +208,8 @@ def _read_rows(entries: list[Any], origin: str, instances: dict[str, list[str]])
                 instances[resource_address] = [key]
             else:
                 known.append(key)
-        rows.append((i, entry, address, mode, rtype, name, rel, segments, resource_address, key))
+        rows.append(
+            (i, entry, address, mode, rtype, name, rel, segments, names, resource_address, key))
     return rows
 
 
@@ -222,7 +227,7 @@ def _changes(rows: list[_Row], refs: References, origin: str,
     out: list[ResourceChange] = []
     types = _TYPES
     for row in rows:
-        i, entry, address, mode, rtype, name, rel, segments, _, key = row
+        i, entry, address, mode, rtype, name, rel, segments, names, _, key = row
         change = entry.get("change")
         if type(change) is not dict:
             fail(origin, _where(i, ""), "an object", change)
@@ -278,7 +283,7 @@ def _changes(rows: list[_Row], refs: References, origin: str,
                 _check(rkind, new, old, origin, i)
         # Positional: a keyword call to ResourceChange costs more, once per resource.
         out.append(ResourceChange(address, rtype, name, kind, new, old, SOURCE, rkind,
-                                  refs.for_resource(segments, rel, key)))
+                                  refs.for_resource(segments, names, rel, key)))
     return tuple(out)
 
 
@@ -316,7 +321,7 @@ class _Config:
         return self._refs.known_at_plan(self._row[7], self._row[6], key)
 
     def dynamic_blocks(self) -> Mapping[str, tuple[str, ...] | None] | None:
-        return None if self._dynamic is None else self._dynamic(self._row[8])
+        return None if self._dynamic is None else self._dynamic(self._row[9])
 
     def refs_known_at_plan(self, refs: tuple[str, ...]) -> bool:
         return self._refs.refs_known_at_plan(self._row[7], refs)

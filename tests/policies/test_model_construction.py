@@ -50,7 +50,7 @@ def test_a_terraform_row_is_a_plain_tuple() -> None:
     (row,) = terraform._read_rows([{"address": "aws_instance.a[0]", "mode": "managed",
                                     "type": "aws_instance", "name": "a"}], "plan.json", instances)
     assert type(row) is tuple and row[2:] == (
-        "aws_instance.a[0]", "managed", "aws_instance", "a", "aws_instance.a", (),
+        "aws_instance.a[0]", "managed", "aws_instance", "a", "aws_instance.a", (), (),
         "aws_instance.a", "[0]")
     assert instances == {"aws_instance.a": ["[0]"]}
 
