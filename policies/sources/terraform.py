@@ -13,6 +13,7 @@ place on the freshly parsed ``after`` for the same reason: a 100k-resource plan 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from operator import itemgetter
 
 import policies.sources.fields as fields
 from gpupool.errors import InputError
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from policies.model import ResourceKind
 
 SOURCE: Final = "terraform"
+_first: Final = itemgetter(0)
 DynamicBlocks = Callable[[str], "Mapping[str, tuple[str, ...] | None] | None"]
 
 # Read per resource as globals: on 3.11 a member read through its enum class is a Python-level call.
@@ -187,7 +189,7 @@ def _read_rows(entries: list[Any], origin: str, instances: dict[str, list[str]])
             if segments is None:
                 fail(origin, where.format(i, ".module_address"),
                      'a module address like module.NAME or module.NAME["KEY"]', module_address)
-            found = modules[module_address] = (segments, tuple(call for call, _ in segments))
+            found = modules[module_address] = (segments, tuple(map(_first, segments)))
         segments, names = found
         resource_address = f"{module_address}.{rel}" if module_address else rel
         key = address[len(resource_address):]
@@ -268,9 +270,15 @@ def _changes(rows: list[_Row], refs: References, origin: str,
                 if managed:
                     fail(origin, _where(i, ".after"), f"an object for {'+'.join(actions)}", None)
                 new = {}
+            elif unknown:  # an object (True is above): _merge_unknown's top level, inline
+                new = after if after is not None else {}
+                for k, u in unknown.items():
+                    if u is True:
+                        new[k] = UNKNOWN
+                    elif (type(u) is dict or type(u) is list) and u:
+                        new[k] = _merge_unknown(new.get(k), u)
             else:
-                new = (_merge_unknown(after if after is not None else {}, unknown) if unknown
-                       else after)
+                new = after
         old = None if kind is _CREATE else before
         per_type = types.get(rtype)
         if per_type is None:

@@ -133,3 +133,23 @@ def test_a_deposed_object_is_no_instance_of_its_resource() -> None:
         "aws_instance.a[0]", "aws_instance.a[0] (deposed object abc)", "aws_autoscaling_policy.p"]
     # one live instance: the reference without a key names it (the deposed one is not counted)
     assert plan.changes[2].references == {"autoscaling_group_name": "aws_instance.a[0]"}
+
+
+def test_flat_unknowns_are_merged_without_a_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[object] = []
+    real = terraform._merge_unknown
+
+    def counting(after: Any, unknown: Any) -> Any:
+        calls.append(unknown)
+        return real(after, unknown)
+
+    monkeypatch.setattr(terraform, "_merge_unknown", counting)
+    flat = _entry(0, after_unknown={"id": True, "arn": True, "tags": False})
+    nested = _entry(1, after={"instance_type": "g5.xlarge", "root_block_device": [{}]},
+                    after_unknown={"root_block_device": [{"volume_id": True}]})
+    plan = parse_document({"format_version": "1.2", "resource_changes": [flat, nested]},
+                          "plan.json")
+    assert plan.changes[0].new == {"instance_type": "g5.xlarge", "id": UNKNOWN, "arn": UNKNOWN}
+    assert plan.changes[1].new == {"instance_type": "g5.xlarge",
+                                   "root_block_device": [{"volume_id": UNKNOWN}]}
+    assert calls == [[{"volume_id": True}], {"volume_id": True}]  # only below the top level
