@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 SOURCE: Final = "terraform"
 _first: Final = itemgetter(0)
+_address_of: Final = itemgetter(2)  # a row's address
 DynamicBlocks = Callable[[str], "Mapping[str, tuple[str, ...] | None] | None"]
 
 # Read per resource as globals: on 3.11 a member read through its enum class is a Python-level call.
@@ -97,11 +98,10 @@ def _refuse_values_without_changes(planned: Any, rows: list[_Row], origin: str) 
     """
     if type(planned) is not dict:
         return
-    addresses = _planned_addresses(planned.get("root_module"), 0)
-    if not addresses:
-        return
-    addresses.difference_update([row[2] for row in rows])
-    missing = addresses
+    listed = set(map(_address_of, rows))
+    if _all_listed(planned.get("root_module"), 0, listed):
+        return  # the common case: one membership test per planned resource, no set of them
+    missing = _planned_addresses(planned.get("root_module"), 0) - listed
     if missing:
         first = sorted(missing)[0]
         raise problem(
@@ -110,6 +110,26 @@ def _refuse_values_without_changes(planned: Any, rows: list[_Row], origin: str) 
             "`terraform show -json PLANFILE` writes both, and planned_values alone cannot tell "
             "a value unknown until apply from an absent one, so this file is not judged"
         )
+
+
+def _all_listed(module: Any, depth: int, listed: set[str]) -> bool:
+    """Is every managed resource of a ``planned_values`` module tree in ``listed``?"""
+    if type(module) is not dict or depth > 64:
+        return True
+    resources = module.get("resources")
+    if type(resources) is list:
+        for r in resources:
+            if type(r) is dict:
+                address = r.get("address")
+                if type(address) is str and address not in listed and \
+                        r.get("mode", "managed") == "managed":
+                    return False
+    children = module.get("child_modules")
+    if type(children) is list:
+        for child in children:
+            if not _all_listed(child, depth + 1, listed):
+                return False
+    return True
 
 
 def _planned_addresses(module: Any, depth: int) -> set[str]:

@@ -153,3 +153,30 @@ def test_flat_unknowns_are_merged_without_a_call(monkeypatch: pytest.MonkeyPatch
     assert plan.changes[1].new == {"instance_type": "g5.xlarge",
                                    "root_block_device": [{"volume_id": UNKNOWN}]}
     assert calls == [[{"volume_id": True}], {"volume_id": True}]  # only below the top level
+
+
+def test_a_valid_plan_builds_no_set_of_planned_addresses(
+        bench_plan: Callable[[str, int], Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused(*args: object) -> set[str]:
+        raise AssertionError("the planned addresses were gathered on a valid plan")
+
+    monkeypatch.setattr(terraform, "_planned_addresses", refused)
+    assert len(load_plan(bench_plan("gen_tfplan", 100)).changes) == 100
+
+
+_RESOURCE = st.one_of(st.none(), st.fixed_dictionaries(
+    {"address": st.one_of(st.sampled_from(["a.x", "a.y", "b.z", "module.m.a.x"]), st.integers())},
+    optional={"mode": st.sampled_from(["managed", "data", 5])}))
+_MODULE = st.recursive(
+    st.fixed_dictionaries({}, optional={"resources": st.one_of(st.lists(_RESOURCE, max_size=3),
+                                                               _RESOURCE)}),
+    lambda inner: st.fixed_dictionaries({}, optional={
+        "resources": st.lists(_RESOURCE, max_size=3),
+        "child_modules": st.one_of(st.lists(inner, max_size=2), inner)}), max_leaves=6)
+
+
+@given(_MODULE, st.sets(st.sampled_from(["a.x", "a.y", "b.z", "module.m.a.x"])))
+def test_all_listed_agrees_with_the_set_of_planned_addresses(module: Any, listed: set[str]
+                                                             ) -> None:
+    assert terraform._all_listed(module, 0, listed) is not bool(
+        terraform._planned_addresses(module, 0) - listed)
