@@ -70,7 +70,9 @@ def check(kind: ResourceKind, inputs: Mapping[str, Any] | None, origin: str,
         for path, block in _blocks(inputs, "target_tracking_configuration"):
             _finite(block.get("target_value"), origin, where, f"{path}.target_value")
     else:
-        _type_name(inputs.get("instance_type"), origin, where, "instance_type")
+        name = inputs.get("instance_type")
+        if name is not None and name is not UNKNOWN and type(name) is not str:
+            _type_name(name, origin, where, "instance_type")
 
 
 def _plainly_valid(kind: ResourceKind, inputs: Mapping[str, Any]) -> bool:

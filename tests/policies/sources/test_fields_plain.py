@@ -1,4 +1,5 @@
-"""fields.check proves a group's and a scaling policy's plain inputs valid in one pass.
+"""fields.check proves a group's and a scaling policy's plain inputs valid in one pass (and an
+instance type without a call).
 
 Checking a group's sizes and overrides through a call per value and three nested generators
 (each override's key path formatted) cost ~29k instructions per group on a valid plan. The one
@@ -72,7 +73,7 @@ def test_the_one_pass_says_valid_only_where_the_full_reading_passes(
     assert verdict == _full_check(kind, inputs)
 
 
-def test_a_valid_bench_plan_reads_groups_and_policies_in_one_pass(
+def test_a_valid_bench_plan_reads_typed_inputs_without_a_call_per_value(
         bench_plan: Callable[[str, int], Path], monkeypatch: pytest.MonkeyPatch) -> None:
     slow: list[str] = []
     real_whole, real_blocks = fields._whole, fields._blocks
@@ -85,10 +86,15 @@ def test_a_valid_bench_plan_reads_groups_and_policies_in_one_pass(
         slow.append(key)
         return real_blocks(inputs, key)
 
+    def type_name(value: Any, origin: str, where: Any, path: str) -> None:
+        slow.append(path)
+
+    monkeypatch.setattr(fields, "_type_name", type_name)
     monkeypatch.setattr(fields, "_whole", whole)
     monkeypatch.setattr(fields, "_blocks", blocks)
     for generator in ("gen_tfplan", "gen_preview"):
         plan = load_plan(bench_plan(generator, 100))
         kinds = {c.kind for c in plan.changes}
-        assert {ResourceKind.AUTOSCALING_GROUP, ResourceKind.SCALING_POLICY} <= kinds
+        assert {ResourceKind.AUTOSCALING_GROUP, ResourceKind.SCALING_POLICY,
+                ResourceKind.INSTANCE, ResourceKind.LAUNCH_TEMPLATE} <= kinds
     assert slow == []
