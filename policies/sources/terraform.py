@@ -308,7 +308,13 @@ def _changes(rows: list[_Row], refs: References, origin: str,
             if declared and new and may_drop(new, rtype):
                 drop_undeclared(new, rtype, _Config(row, refs, dynamic_blocks))
             if typed:
-                _check(rkind, new, old, origin, i)
+                try:  # inline (a call per typed resource fewer); message paths on failure
+                    fields.check(rkind, new, origin, _no_where)
+                    if old is not None:
+                        fields.check(rkind, old, origin, _no_where)
+                except InputError:
+                    _check_again(rkind, new, old, origin, i)
+                    raise
         # Positional: a keyword call to ResourceChange costs more, once per resource.
         out.append(ResourceChange(address, rtype, name, kind, new, old, SOURCE, rkind,
                                   refs.for_resource(segments, names, rel, key)))
@@ -322,16 +328,12 @@ def _per_type(rtype: str) -> tuple[ResourceKind, bool, bool]:
     return rkind, rkind in fields.TYPED, rtype in DECLARED_TYPES
 
 
-def _check(rkind: ResourceKind, new: dict[str, Any] | None, old: dict[str, Any] | None,
-           origin: str, index: int) -> None:
-    try:  # paths for messages are closures over the index: made only once a check fails
-        fields.check(rkind, new, origin, _no_where)
-        if old is not None:
-            fields.check(rkind, old, origin, _no_where)
-    except InputError:  # the same check again, to name the key as the file spells it
-        fields.check(rkind, new, origin, lambda path: f"{_where(index, '.after')}.{path}")
-        fields.check(rkind, old, origin, lambda path: f"{_where(index, '.before')}.{path}")
-        raise
+def _check_again(rkind: ResourceKind, new: dict[str, Any] | None, old: dict[str, Any] | None,
+                 origin: str, index: int) -> None:
+    """A check failed: the same checks again, with message paths naming the key as the file
+    spells it (closures over the index, made only now)."""
+    fields.check(rkind, new, origin, lambda path: f"{_where(index, '.after')}.{path}")
+    fields.check(rkind, old, origin, lambda path: f"{_where(index, '.before')}.{path}")
 
 
 class _Config:

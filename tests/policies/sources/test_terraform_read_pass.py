@@ -180,3 +180,34 @@ def test_all_listed_agrees_with_the_set_of_planned_addresses(module: Any, listed
                                                              ) -> None:
     assert terraform._all_listed(module, 0, listed) is not bool(
         terraform._planned_addresses(module, 0) - listed)
+
+
+def _reader_calls(path: Path) -> list[str]:
+    """The Python-level calls into terraform.py while a plan is read (the JSON parsed first)."""
+    import sys
+    from types import FrameType
+
+    from policies.sources.reading import read_json
+
+    doc = read_json(path, "plan.json")
+    seen: list[str] = []
+
+    def profile(frame: FrameType, event: str, _: object) -> None:
+        code = frame.f_code
+        if event == "call" and code.co_filename == terraform.__file__:
+            seen.append(code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        terraform.parse(doc, "plan.json")
+    finally:
+        sys.setprofile(None)
+    # nested unknowns, and planned_values' module instances (10 resources each here)
+    return [name for name in seen if name not in ("_merge_unknown", "_all_listed")]
+
+
+def test_the_reader_makes_no_call_of_its_own_per_resource(
+        bench_plan: Callable[[str, int], Path]) -> None:
+    small, large = _reader_calls(bench_plan("gen_tfplan", 100)), _reader_calls(
+        bench_plan("gen_tfplan", 300))
+    assert sorted(small) == sorted(large)  # per plan and per module tree, not per resource
