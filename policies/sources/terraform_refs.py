@@ -135,11 +135,8 @@ class References:
     def for_resource(
         self, segments: tuple[Segment, ...], names: tuple[str, ...], rel: str, own_key: str
     ) -> dict[str, str]:
-        """Key path → address for one resource instance (empty when nothing resolves).
-
-        ``names``: the module call names of ``segments``, which the reader works out once per
-        module instance (a call per resource to get them cost ~1.7k instructions).
-        """
+        """Key path → address for one resource instance (empty when nothing resolves);
+        ``names``: the call names of ``segments``, which the reader has per module instance."""
         targets = self._targets.get((names, rel))
         if targets is None:
             targets = self._targets[(names, rel)] = self._targets_for(names, rel)
