@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from itertools import repeat
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
@@ -150,11 +151,17 @@ def _key_bound(data: bytes) -> int:
 
     Each key's closing quote is unescaped and followed by ``:``, so the keys are at most the
     ``":`` in the text less those whose quote is escaped (an odd run of backslashes before
-    it); ``\\":`` less ``\\\\":`` counts the runs of exactly one, some of those. ASCII bytes
-    never occur inside a multi-byte UTF-8 character, so bytes count as characters.
+    it); ``\\":`` not after another backslash counts the runs of exactly one, some of those.
+    ASCII bytes never occur inside a multi-byte UTF-8 character, so bytes count as characters.
+    The ``\\":`` are found by one split (a scan) and the pieces before them looked at, not
+    counted by a second scan with a longer needle (4 M instructions on a 1.4 MB plan).
     """
-    escaped = data.count(b'\\":')
-    return data.count(b'":') - (escaped - data.count(b'\\\\":') if escaped else 0)
+    pieces = data.split(b'\\":')
+    escaped = len(pieces) - 1
+    if escaped:
+        last = pieces.pop()  # the text after the last one (bytes, or bytearray as data)
+        escaped -= sum(map(type(last).endswith, pieces, repeat(b"\\", escaped)))
+    return data.count(b'":') - escaped
 
 
 def _short(text: str) -> str:

@@ -51,6 +51,8 @@ def check(kind: ResourceKind, inputs: Mapping[str, Any] | None, origin: str,
     """Raise a one-line InputError for the first wrongly typed input of one side."""
     if kind not in TYPED or not inputs:
         return
+    if (kind is _ASG or kind is _SCALING_POLICY) and _plainly_valid(kind, inputs):
+        return  # the common case, proved without key paths, generators or a call per value
     if kind is _ASG:
         for key in _SIZES:
             _whole(inputs.get(key), origin, where, key, 0, MAX_INT32)
@@ -68,7 +70,52 @@ def check(kind: ResourceKind, inputs: Mapping[str, Any] | None, origin: str,
         for path, block in _blocks(inputs, "target_tracking_configuration"):
             _finite(block.get("target_value"), origin, where, f"{path}.target_value")
     else:
-        _type_name(inputs.get("instance_type"), origin, where, "instance_type")
+        name = inputs.get("instance_type")
+        if name is not None and name is not UNKNOWN and type(name) is not str:
+            _type_name(name, origin, where, "instance_type")
+
+
+def _plainly_valid(kind: ResourceKind, inputs: Mapping[str, Any]) -> bool:
+    """True only if :func:`check` would pass a group's or scaling policy's inputs: their
+    values of the plain types (ints in range, strings, finite floats) or unknown or absent.
+    False is no verdict: check then reads them as ever, naming the key of a wrong one."""
+    get = inputs.get
+    if kind is _SCALING_POLICY:
+        blocks = get("target_tracking_configuration")
+        for block in (blocks,) if type(blocks) is dict else blocks if type(blocks) is list else ():
+            if type(block) is dict:
+                target = block.get("target_value")
+                if not (target is None or target is UNKNOWN or (
+                        type(target) is int and -_FLOAT_BOUND <= target <= _FLOAT_BOUND) or (
+                        type(target) is float and math.isfinite(target))):
+                    return False
+        return True
+    for key in _SIZES:
+        size = get(key)
+        if not (size is None or size is UNKNOWN or (type(size) is int and 0 <= size <= MAX_INT32)):
+            return False
+    mips = get("mixed_instances_policy")
+    for mip in (mips,) if type(mips) is dict else mips if type(mips) is list else ():
+        if type(mip) is not dict:
+            continue
+        lts = mip.get("launch_template")
+        for lt in (lts,) if type(lts) is dict else lts if type(lts) is list else ():
+            if type(lt) is not dict:
+                continue
+            for key in ("override", "overrides"):
+                items = lt.get(key)
+                for item in (items,) if type(items) is dict else items if type(items) is list \
+                        else ():
+                    if type(item) is not dict:
+                        continue
+                    name = item.get("instance_type")
+                    if not (name is None or name is UNKNOWN or type(name) is str):
+                        return False
+                    weight = item.get("weighted_capacity")
+                    if not (weight is None or weight is UNKNOWN or weight == "" or (
+                            type(weight) is int and 1 <= weight <= 999)):
+                        return False
+    return True
 
 
 def camel_path(path: str) -> str:

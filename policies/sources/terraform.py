@@ -13,13 +13,13 @@ place on the freshly parsed ``after`` for the same reason: a 100k-resource plan 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from operator import itemgetter
 
 import policies.sources.fields as fields
 from gpupool.errors import InputError
-from gpupool.record import Record
 from policies.model import UNKNOWN, ChangeKind, Plan, ResourceChange, resource_kind
 from policies.sources.reading import fail, problem, want_list
-from policies.sources.terraform_declared import DECLARED_TYPES, drop_undeclared
+from policies.sources.terraform_declared import DECLARED_TYPES, drop_undeclared, may_drop
 from policies.sources.terraform_refs import References
 from policies.sources.tfaddr import Segment, split_module_address
 
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from policies.model import ResourceKind
 
 SOURCE: Final = "terraform"
+_first: Final = itemgetter(0)
+_address_of: Final = itemgetter(2)  # a row's address
 DynamicBlocks = Callable[[str], "Mapping[str, tuple[str, ...] | None] | None"]
 
 # Read per resource as globals: on 3.11 a member read through its enum class is a Python-level call.
@@ -49,8 +51,8 @@ _ACTIONS: Final[dict[tuple[str, ...], ChangeKind]] = {
     ("forget",): ChangeKind.DELETE,
     ("create", "forget"): ChangeKind.REPLACE,
 }
-# Resource kind by type, worked out once per type (a plan repeats a few types many times).
-_KINDS: Final[dict[str, ResourceKind]] = {}
+# Per resource type, worked out once (a plan repeats a few types many times): see _per_type.
+_TYPES: Final[dict[str, tuple[ResourceKind, bool, bool]]] = {}
 _ACTIONS_HELP: Final = (
     '["no-op"], ["create"], ["read"], ["update"], ["delete","create"], ["create","delete"], '
     '["delete"] or ["forget"]'
@@ -76,16 +78,13 @@ def parse(doc: dict[str, Any], origin: str, dynamic_blocks: DynamicBlocks | None
     if doc.get("complete") is False:
         meta["complete"] = False  # deferred changes (Terraform 1.9+): later plans will show more
     raw = doc.get("resource_changes")
-    rows = _read_rows([] if raw is None else want_list(raw, origin, "resource_changes"), origin)
-    _refuse_values_without_changes(doc.get("planned_values"), rows, origin)
     instances: dict[str, list[str]] = {}
-    for row in rows:
-        if row.address == row.entry["address"]:  # not a deposed object: a live instance
-            instances.setdefault(row.resource_address, []).append(row.key)
+    rows = _read_rows([] if raw is None else want_list(raw, origin, "resource_changes"), origin,
+                      instances)
+    _refuse_values_without_changes(doc.get("planned_values"), rows, origin)
     refs = References(doc.get("configuration"), origin, instances)
-    changes = tuple(c for c in (_change(row, refs, origin, dynamic_blocks) for row in rows)
-                    if c is not None)
-    return Plan(source=SOURCE, origin=origin, changes=changes, meta=meta)
+    return Plan(source=SOURCE, origin=origin, changes=_changes(rows, refs, origin, dynamic_blocks),
+                meta=meta)
 
 
 def _refuse_values_without_changes(planned: Any, rows: list[_Row], origin: str) -> None:
@@ -99,10 +98,10 @@ def _refuse_values_without_changes(planned: Any, rows: list[_Row], origin: str) 
     """
     if type(planned) is not dict:
         return
-    addresses = _planned_addresses(planned.get("root_module"), 0)
-    if not addresses:
-        return
-    missing = addresses - {row.address for row in rows}
+    listed = set(map(_address_of, rows))
+    if _all_listed(planned.get("root_module"), 0, listed):
+        return  # the common case: one membership test per planned resource, no set of them
+    missing = _planned_addresses(planned.get("root_module"), 0) - listed
     if missing:
         first = sorted(missing)[0]
         raise problem(
@@ -111,6 +110,26 @@ def _refuse_values_without_changes(planned: Any, rows: list[_Row], origin: str) 
             "`terraform show -json PLANFILE` writes both, and planned_values alone cannot tell "
             "a value unknown until apply from an absent one, so this file is not judged"
         )
+
+
+def _all_listed(module: Any, depth: int, listed: set[str]) -> bool:
+    """Is every managed resource of a ``planned_values`` module tree in ``listed``?"""
+    if type(module) is not dict or depth > 64:
+        return True
+    resources = module.get("resources")
+    if type(resources) is list:
+        for r in resources:
+            if type(r) is dict:
+                address = r.get("address")
+                if type(address) is str and address not in listed and \
+                        r.get("mode", "managed") == "managed":
+                    return False
+    children = module.get("child_modules")
+    if type(children) is list:
+        for child in children:
+            if not _all_listed(child, depth + 1, listed):
+                return False
+    return True
 
 
 def _planned_addresses(module: Any, depth: int) -> set[str]:
@@ -146,56 +165,22 @@ def _format_version(doc: dict[str, Any], origin: str) -> str:
     return version
 
 
-class _Row(Record):
-    """One validated ``resource_changes[]`` entry, before its change is read (a Record: plain
-    slot stores, a tenth of a frozen record's ``object.__setattr__`` each, one per resource)."""
-
-    __slots__ = (
-        "index", "entry", "address", "mode", "rtype", "name", "rel", "segments", "resource_address",
-        "key"
-    )
-
-    index: int
-    entry: dict[str, Any]
-    address: str
-    mode: str
-    rtype: str
-    name: str
-    rel: str  # module-relative resource address: aws_x.name or data.aws_x.name
-    segments: tuple[Segment, ...]
-    resource_address: str  # the address without the instance key
-    key: str  # instance key text ("[0]", '["a"]') or ""
-
-    def __init__(
-        self,
-        index: int,
-        entry: dict[str, Any],
-        address: str,
-        mode: str,
-        rtype: str,
-        name: str,
-        rel: str,
-        segments: tuple[Segment, ...],
-        resource_address: str,
-        key: str,
-    ) -> None:
-        self.index = index
-        self.entry = entry
-        self.address = address
-        self.mode = mode
-        self.rtype = rtype
-        self.name = name
-        self.rel = rel
-        self.segments = segments
-        self.resource_address = resource_address
-        self.key = key
+# One validated ``resource_changes[]`` entry, before its change is read: a tuple, one per
+# resource (a record's __init__ cost ~2k instructions more each):
+# (index, entry, address, mode, type, name, rel: the module-relative address aws_x.name or
+# data.aws_x.name, module instance segments, their module call names, resource address
+# without the instance key, instance key text "[0]", '["a"]' or "").
+_Row = tuple[int, "dict[str, Any]", str, str, str, str, str, "tuple[Segment, ...]",
+             "tuple[str, ...]", str, str]
 
 
-def _read_rows(entries: list[Any], origin: str) -> list[_Row]:
+def _read_rows(entries: list[Any], origin: str, instances: dict[str, list[str]]) -> list[_Row]:
+    """The rows, and into ``instances`` each live (not deposed) resource's instance keys."""
     # Hot loop (one pass per resource): type checks are inline and key paths for messages
     # are only formatted on the error path.
     rows: list[_Row] = []
-    modules: dict[str, tuple[Segment, ...] | None] = {"": ()}
+    # module address → its instance path and call names, once per module instance
+    modules: dict[str, tuple[tuple[Segment, ...], tuple[str, ...]]] = {"": ((), ())}
     where = "resource_changes[{}]{}"
     for i, entry in enumerate(entries):
         if type(entry) is not dict:
@@ -218,12 +203,14 @@ def _read_rows(entries: list[Any], origin: str) -> list[_Row]:
             module_address = _module_part(address, rel)
         elif type(module_address) is not str:
             fail(origin, where.format(i, ".module_address"), "a string", module_address)
-        if module_address not in modules:
-            modules[module_address] = split_module_address(module_address)
-        segments = modules[module_address]
-        if segments is None:
-            fail(origin, where.format(i, ".module_address"),
-                 'a module address like module.NAME or module.NAME["KEY"]', module_address)
+        found = modules.get(module_address)
+        if found is None:
+            segments = split_module_address(module_address)
+            if segments is None:
+                fail(origin, where.format(i, ".module_address"),
+                     'a module address like module.NAME or module.NAME["KEY"]', module_address)
+            found = modules[module_address] = (segments, tuple(map(_first, segments)))
+        segments, names = found
         resource_address = f"{module_address}.{rel}" if module_address else rel
         key = address[len(resource_address):]
         if not address.startswith(resource_address) or (key and (key[0] != "[" or key[-1] != "]")):
@@ -237,9 +224,14 @@ def _read_rows(entries: list[Any], origin: str) -> list[_Row]:
             if type(deposed) is not str:
                 fail(origin, where.format(i, ".deposed"), "a string", deposed)
             address = f"{address} (deposed object {deposed})"
+        else:
+            known = instances.get(resource_address)
+            if known is None:
+                instances[resource_address] = [key]
+            else:
+                known.append(key)
         rows.append(
-            _Row(i, entry, address, mode, rtype, name, rel, segments, resource_address, key)
-        )
+            (i, entry, address, mode, rtype, name, rel, segments, names, resource_address, key))
     return rows
 
 
@@ -251,66 +243,97 @@ def _module_part(address: str, rel: str) -> str:
     return address[:cut] if cut > 0 else ""
 
 
-def _change(row: _Row, refs: References, origin: str, dynamic_blocks: DynamicBlocks | None
-            ) -> ResourceChange | None:
-    change = row.entry.get("change")
-    if type(change) is not dict:
-        fail(origin, _where(row, ""), "an object", change)
-    actions = change.get("actions")
-    kind = None
-    if type(actions) is list:
-        try:  # only strings equal the keys; an unhashable element is no action either
-            kind = _ACTIONS.get(tuple(actions))
-        except TypeError:
-            kind = None
-    if kind is None:
-        fail(origin, _where(row, ".actions"), f"one of {_ACTIONS_HELP}", actions)
-    if row.mode == "data":
-        kind = _READ
-    before = change.get("before")
-    if before is not None and type(before) is not dict:
-        fail(origin, _where(row, ".before"), "an object or null", before)
-    after = change.get("after")
-    if after is not None and type(after) is not dict:
-        fail(origin, _where(row, ".after"), "an object or null", after)
-    unknown = change.get("after_unknown")
-    if unknown is not None and type(unknown) is not dict and type(unknown) is not bool:
-        fail(origin, _where(row, ".after_unknown"), "an object or boolean", unknown)
+def _changes(rows: list[_Row], refs: References, origin: str,
+             dynamic_blocks: DynamicBlocks | None) -> tuple[ResourceChange, ...]:
+    """Each row's change, in order (one loop: a call per resource costs ~1k instructions)."""
+    out: list[ResourceChange] = []
+    types = _TYPES
+    for row in rows:
+        i, entry, address, mode, rtype, name, rel, segments, names, _, key = row
+        change = entry.get("change")
+        if type(change) is not dict:
+            fail(origin, _where(i, ""), "an object", change)
+        actions = change.get("actions")
+        kind = None
+        if type(actions) is list:
+            try:  # only strings equal the keys; an unhashable element is no action either
+                kind = _ACTIONS.get(tuple(actions))
+            except TypeError:
+                kind = None
+        if kind is None:
+            fail(origin, _where(i, ".actions"), f"one of {_ACTIONS_HELP}", actions)
+        managed = mode == "managed"
+        if not managed:
+            kind = _READ
+        before = change.get("before")
+        if before is not None and type(before) is not dict:
+            fail(origin, _where(i, ".before"), "an object or null", before)
+        after = change.get("after")
+        if after is not None and type(after) is not dict:
+            fail(origin, _where(i, ".after"), "an object or null", after)
+        unknown = change.get("after_unknown")
+        if unknown is not None and type(unknown) is not dict and type(unknown) is not bool:
+            fail(origin, _where(i, ".after_unknown"), "an object or boolean", unknown)
 
-    new: dict[str, Any] | None = None
-    if kind is _NOOP and before is None and after is None:
-        # Terraform 1.0.x writes this for a count/for_each instance that neither exists nor is
-        # planned (seen in terraform-compliance's test data): nothing to judge.
-        return None
-    if kind is not _DELETE:
-        if unknown is True:
-            if row.mode == "managed":
-                fail(origin, _where(row, ".after_unknown"),
-                     "an object (a planned resource cannot be wholly unknown)", True)
-            new = {}
-        elif after is None and not unknown:
-            if row.mode == "managed":
-                fail(origin, _where(row, ".after"), f"an object for {'+'.join(actions)}", None)
-            new = {}
-        else:
-            new = _merge_unknown(after if after is not None else {}, unknown) if unknown else after
-    old = None if kind is _CREATE else before
-    if new and row.mode == "managed" and row.rtype in DECLARED_TYPES:
-        drop_undeclared(new, row.rtype, _Config(row, refs, dynamic_blocks))
-    rkind = _KINDS.get(row.rtype)
-    if rkind is None:
-        rkind = _KINDS[row.rtype] = resource_kind(row.rtype)
-    if row.mode == "managed" and rkind in fields.TYPED:
-        try:  # paths for messages are closures over row: made only once a check fails
-            fields.check(rkind, new, origin, _no_where)
-            fields.check(rkind, old, origin, _no_where)
-        except InputError:  # the same check again, to name the key as the file spells it
-            fields.check(rkind, new, origin, lambda path: f"{_where(row, '.after')}.{path}")
-            fields.check(rkind, old, origin, lambda path: f"{_where(row, '.before')}.{path}")
-            raise
-    # Positional: a keyword call to ResourceChange costs more, once per resource.
-    return ResourceChange(row.address, row.rtype, row.name, kind, new, old, SOURCE, rkind,
-                          refs.for_resource(row.segments, row.rel, row.key))
+        new: dict[str, Any] | None = None
+        if kind is _NOOP and before is None and after is None:
+            # Terraform 1.0.x writes this for a count/for_each instance that neither exists nor
+            # is planned (seen in terraform-compliance's test data): nothing to judge.
+            continue
+        if kind is not _DELETE:
+            if unknown is True:
+                if managed:
+                    fail(origin, _where(i, ".after_unknown"),
+                         "an object (a planned resource cannot be wholly unknown)", True)
+                new = {}
+            elif after is None and not unknown:
+                if managed:
+                    fail(origin, _where(i, ".after"), f"an object for {'+'.join(actions)}", None)
+                new = {}
+            elif unknown:  # an object (True is above): _merge_unknown's top level, inline
+                new = after if after is not None else {}
+                for k, u in unknown.items():
+                    if u is True:
+                        new[k] = UNKNOWN
+                    elif (type(u) is dict or type(u) is list) and u:
+                        new[k] = _merge_unknown(new.get(k), u)
+            else:
+                new = after
+        old = None if kind is _CREATE else before
+        per_type = types.get(rtype)
+        if per_type is None:
+            per_type = types[rtype] = _per_type(rtype)
+        rkind, typed, declared = per_type
+        if managed:
+            if declared and new and may_drop(new, rtype):
+                drop_undeclared(new, rtype, _Config(row, refs, dynamic_blocks))
+            if typed:
+                try:  # inline (a call per typed resource fewer); message paths on failure
+                    fields.check(rkind, new, origin, _no_where)
+                    if old is not None:
+                        fields.check(rkind, old, origin, _no_where)
+                except InputError:
+                    _check_again(rkind, new, old, origin, i)
+                    raise
+        # Positional: a keyword call to ResourceChange costs more, once per resource.
+        out.append(ResourceChange(address, rtype, name, kind, new, old, SOURCE, rkind,
+                                  refs.for_resource(segments, names, rel, key)))
+    return tuple(out)
+
+
+def _per_type(rtype: str) -> tuple[ResourceKind, bool, bool]:
+    """A type's resource kind, whether fields.check reads its inputs, and whether
+    drop_undeclared may change them (worked out once per type: a plan repeats a few)."""
+    rkind = resource_kind(rtype)
+    return rkind, rkind in fields.TYPED, rtype in DECLARED_TYPES
+
+
+def _check_again(rkind: ResourceKind, new: dict[str, Any] | None, old: dict[str, Any] | None,
+                 origin: str, index: int) -> None:
+    """A check failed: the same checks again, with message paths naming the key as the file
+    spells it (closures over the index, made only now)."""
+    fields.check(rkind, new, origin, lambda path: f"{_where(index, '.after')}.{path}")
+    fields.check(rkind, old, origin, lambda path: f"{_where(index, '.before')}.{path}")
 
 
 class _Config:
@@ -322,16 +345,16 @@ class _Config:
         self._row, self._refs, self._dynamic = row, refs, dynamic
 
     def expressions(self) -> dict[str, Any] | None:
-        return self._refs.expressions(self._row.segments, self._row.rel)
+        return self._refs.expressions(self._row[7], self._row[6])
 
     def known_at_plan(self, key: str) -> bool:
-        return self._refs.known_at_plan(self._row.segments, self._row.rel, key)
+        return self._refs.known_at_plan(self._row[7], self._row[6], key)
 
     def dynamic_blocks(self) -> Mapping[str, tuple[str, ...] | None] | None:
-        return None if self._dynamic is None else self._dynamic(self._row.resource_address)
+        return None if self._dynamic is None else self._dynamic(self._row[9])
 
     def refs_known_at_plan(self, refs: tuple[str, ...]) -> bool:
-        return self._refs.refs_known_at_plan(self._row.segments, refs)
+        return self._refs.refs_known_at_plan(self._row[7], refs)
 
 
 def _no_where(path: str) -> str:
@@ -339,8 +362,8 @@ def _no_where(path: str) -> str:
     return path
 
 
-def _where(row: _Row, key: str) -> str:
-    return f"resource_changes[{row.index}].change{key}"
+def _where(index: int, key: str) -> str:
+    return f"resource_changes[{index}].change{key}"
 
 
 def _merge_unknown(after: Any, unknown: Any) -> Any:

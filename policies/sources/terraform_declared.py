@@ -121,26 +121,45 @@ DECLARED_TYPES: Final = frozenset(
     for t, wanted in table.items() if wanted)
 
 
-_TOP_KEYS: dict[str, tuple[str, ...]] = {}  # per resource type: the top-level keys tested
+# Per resource type: the top-level keys tested, and the (block, key) pairs inside blocks.
+_TESTED: dict[str, tuple[tuple[str, ...], tuple[tuple[str, str], ...]]] = {}
+
+
+def may_drop(new: dict[str, Any], rtype: str) -> bool:
+    """Is anything wholly unknown where the tables look? Only then can :func:`drop_undeclared`
+    change ``new``, and only then is the resource's configuration read (or its view made).
+
+    One pass over a type's keys, no lists and no calls per key: most resources return False.
+    """
+    tested = _TESTED.get(rtype)
+    if tested is None:
+        tested = _TESTED[rtype] = (
+            (*AWS_DEFAULT_WHEN_UNDECLARED.get(rtype, ()), *EXCLUDED_BY_DECLARED.get(rtype, {}),
+             *NOT_SET_UNLESS_DYNAMIC.get(rtype, ())),
+            NESTED_DEFAULTS.get(rtype, ()))
+    get = new.get
+    for k in tested[0]:
+        value = get(k)
+        if value is UNKNOWN or (type(value) is list and len(value) == 1 and value[0] is UNKNOWN):
+            return True
+    for block, k in tested[1]:
+        value = get(block)
+        for element in (value,) if type(value) is dict else value if type(value) is list else ():
+            if type(element) is dict:
+                inner = element.get(k)
+                if inner is UNKNOWN or (type(inner) is list and len(inner) == 1
+                                        and inner[0] is UNKNOWN):
+                    return True
+    return False
 
 
 def drop_undeclared(new: dict[str, Any], rtype: str, config: ResourceConfig) -> None:
     """Drop from ``new`` (in place) what the tables say is not set when undeclared."""
+    if not may_drop(new, rtype):
+        return  # most resources: nothing wholly unknown, no list made, no configuration read
     keys = AWS_DEFAULT_WHEN_UNDECLARED.get(rtype, ())
     excluded = EXCLUDED_BY_DECLARED.get(rtype, {})
     maybe_dynamic = NOT_SET_UNLESS_DYNAMIC.get(rtype, ())
-    if not keys and not excluded and not maybe_dynamic:
-        return
-    top = _TOP_KEYS.get(rtype)
-    if top is None:
-        top = _TOP_KEYS[rtype] = (*keys, *excluded, *maybe_dynamic)
-    # Most resources have nothing wholly unknown to drop: one pass over the keys, no lists.
-    for k in top:
-        if _wholly_unknown(new.get(k)):
-            break
-    else:
-        if rtype not in NESTED_DEFAULTS:
-            return
     unknown = [k for k in keys if _wholly_unknown(new.get(k))]
     alternatives = [k for k in excluded if _wholly_unknown(new.get(k))]
     nested = [(b, k) for b, k in NESTED_DEFAULTS.get(rtype, ())

@@ -133,16 +133,17 @@ class References:
         return names
 
     def for_resource(
-        self, segments: tuple[Segment, ...], rel: str, own_key: str
+        self, segments: tuple[Segment, ...], names: tuple[str, ...], rel: str, own_key: str
     ) -> dict[str, str]:
-        """Key path → address for one resource instance (empty when nothing resolves)."""
-        names = self._names(segments) if segments else ()  # the root's: no call per resource
+        """Key path → address for one resource instance (empty when nothing resolves);
+        ``names``: the call names of ``segments``, which the reader has per module instance."""
         targets = self._targets.get((names, rel))
         if targets is None:
             targets = self._targets[(names, rel)] = self._targets_for(names, rel)
-        if not targets:
-            return {}
-        return {path: self._address(t, segments, own_key) for path, t in targets}
+        out: dict[str, str] = {}
+        for path, t in targets:  # a loop, not a comprehension: on 3.11 that is one call more
+            out[path] = self._address(t, segments, own_key)
+        return out
 
     def expressions(self, segments: tuple[Segment, ...], rel: str) -> dict[str, Any] | None:
         """The configuration's expressions of a resource: the arguments and blocks it declares.

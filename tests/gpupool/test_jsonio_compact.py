@@ -202,3 +202,37 @@ def test_a_terraform_plan_ending_in_a_line_break_takes_the_count(
     with pytest.raises(jsonio.JsonProblem) as err:
         jsonio.loads(twice)
     assert str(err.value).startswith('key "format_version": expected each key once')
+
+
+def _bound_by_counts(data: bytes) -> int:
+    """The bound as three counts worked it out (before the split)."""
+    escaped = data.count(b'\\":')
+    return data.count(b'":') - (escaped - data.count(b'\\\\":') if escaped else 0)
+
+
+@given(st.lists(st.sampled_from([b'"', b"\\", b":", b"a"]), max_size=40).map(b"".join))
+def test_the_split_bound_is_the_counts_bound(data: bytes) -> None:
+    assert jsonio._key_bound(data) == _bound_by_counts(data)
+    assert jsonio._key_bound(bytearray(data)) == _bound_by_counts(data)
+
+
+class _Scans(bytes):
+    """Bytes that record each whole-text scan (count, split, find) made of them."""
+
+    scans: list[str]
+
+    def count(self, *args: Any) -> int:  # type: ignore[override]
+        self.scans.append("count")
+        return super().count(*args)
+
+    def split(self, *args: Any, **kwargs: Any) -> list[bytes]:  # type: ignore[override]
+        self.scans.append("split")
+        return super().split(*args, **kwargs)
+
+
+def test_the_bound_takes_two_scans_of_the_text() -> None:
+    data = _Scans(json.dumps({"policy": json.dumps({"Version": "2012"}), "a\\": 1},
+                             separators=(",", ":")).encode())
+    data.scans = []
+    assert jsonio._key_bound(data) == 2
+    assert data.scans == ["split", "count"]  # the counts took three
