@@ -37,7 +37,7 @@ def _stores_and_calls(fn: Callable[..., object]) -> tuple[list[str], list[str]]:
 
 @pytest.mark.parametrize("fn, names", [
     (ResourceChange.__new__, (*FIELDS, "__class__")),
-    (pulumi_preview.Step.__init__, ("body", "where", "old_key", "new_key", "custom_default")),
+    (pulumi_preview.Step.__init__, ("body", "where")),
     (terraform._Row.__init__, ("index", "entry", "address", "mode", "rtype", "name", "rel",
                                "segments", "resource_address", "key")),
 ])
