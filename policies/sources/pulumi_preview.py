@@ -75,6 +75,7 @@ _READ: Final = ChangeKind.READ
 _KINDS: Final = RESOURCE_KINDS  # resource_kind's first probe, inline (most types are in it)
 _TYPED: Final = TYPED
 _PROVIDER_LEN: Final = len(PROVIDER_PREFIX)
+_NOTHING: Final = frozenset({type(None), list})  # a dependency on nothing: null, or [] (falsy)
 
 
 class Step(Record):
@@ -255,7 +256,10 @@ def _change(urn: str, m: Merged, origin: str, defer: bool) -> ResourceChange:
             if eager or not new_raw:
                 new_inputs, new_raw = ({} if new_raw is None else inputs(new_raw)), None
             deps = new.get("propertyDependencies")
-            if deps:  # None and {} are none (the place is made only for a value to read)
+            # None, {} and inputs that each depend on nothing (null or []) link nothing: only
+            # others are read (and refused if bad), the place made only for them
+            if deps and (type(deps) is not dict or any(deps.values())
+                         or not _NOTHING.issuperset(map(type, deps.values()))):
                 references = dependency_references(deps, origin, _at(new_place),
                                                    "propertyDependencies")
             elif deps is not None and type(deps) is not dict:

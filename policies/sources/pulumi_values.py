@@ -203,7 +203,9 @@ def dependency_references(deps: Any, origin: str, path: str, key: str = "") -> d
         for i, urn in enumerate(urns):
             found = linkable(urn) if type(urn) is str else None
             if found is None:  # each place a message names is made only for a bad value
-                found = _linkable(want_str(urn, origin, f"{_place(path, key)}.{name}[{i}]"))
+                if type(urn) is not str:
+                    want_str(urn, origin, f"{_place(path, key)}.{name}[{i}]")
+                found = _linkable(urn)
             if found:
                 targets.add(urn)
         if len(targets) == 1:

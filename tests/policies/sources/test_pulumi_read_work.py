@@ -257,3 +257,26 @@ def test_a_digest_and_an_event_stream_of_the_same_steps_read_alike(
         path = path.replace(".oldState", ".old").replace(".newState", ".new")
         assert [events[0], events[1].removeprefix("resourcePreEvent.metadata"), *events[2:]] == [
             f"events[{index}]", path, *rest], (digest, events)
+
+
+def test_a_dependency_on_a_resource_not_seen_before_makes_no_place(counted: list[str]) -> None:
+    _Place.made = 0
+    deps = {f"input{i}": [f"{STACK}aws:ec2/subnet:Subnet::s{i}"] for i in range(10)}
+    links = pulumi_values.dependency_references(deps, "preview.json", _Place("steps[0]"),
+                                                "propertyDependencies")
+    assert len(links) == 10 and len(counted) == 10  # each URN parsed, once
+    assert _Place.made == 0  # main: 10, one place per URN first seen
+    with pytest.raises(InputError, match=r"steps\[0\]\.propertyDependencies\.x\[1\]: expected a"):
+        pulumi_values.dependency_references({"x": [deps["input0"][0], 5]}, "preview.json",
+                                            _Place("steps[0]"), "propertyDependencies")
+
+
+def test_inputs_that_depend_on_nothing_link_nothing_and_bad_ones_are_refused() -> None:
+    for deps in ({"a": None}, {"a": [], "b": None}):
+        doc = _with(["propertyDependencies"], deps)
+        assert [c.references for c in pulumi_preview.parse(doc, "p.json").changes][1] == {}
+    for bad, got in ((0, "0"), ("", 'string ""'), (False, "false"), ({}, "object")):
+        doc = _with(["propertyDependencies"], {"a": None, "name": bad})
+        with pytest.raises(InputError, match=r"steps\[1\]\.newState\.propertyDependencies\.name: "
+                                             f"expected an array of URNs or null, got {got}"):
+            pulumi_preview.parse(doc, "p.json")
