@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpupool.errors import InputError
+from policies.model import ResourceChange
 from policies.sources import load_plan, parse_document, pulumi_preview, pulumi_values
 
 Write = Callable[[Any, str], Path]
@@ -280,3 +281,15 @@ def test_inputs_that_depend_on_nothing_link_nothing_and_bad_ones_are_refused() -
         with pytest.raises(InputError, match=r"steps\[1\]\.newState\.propertyDependencies\.name: "
                                              f"expected an array of URNs or null, got {got}"):
             pulumi_preview.parse(doc, "p.json")
+
+
+def test_changes_are_made_by_the_constructors_code_without_the_types_call(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ResourceChange(...)`` reaches ``__new__`` through the type's call and new slots (~1k
+    instructions a change); the reader calls that code itself: no ``__init__`` runs."""
+    calls: list[object] = []
+    monkeypatch.setattr(ResourceChange, "__init__",
+                        lambda self, *args, **kwargs: calls.append(self), raising=False)
+    plan = pulumi_preview.parse({"steps": [_policy(i) for i in range(20)]}, "p.json", True)
+    assert len(plan.changes) == 20 and all(type(c) is ResourceChange for c in plan.changes)
+    assert calls == []  # main: 20
