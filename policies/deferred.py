@@ -26,7 +26,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping
 
-from policies.model import ChangeKind, ResourceChange, ResourceKind, _ChangeFields
+from policies.model import ResourceChange, _ChangeFields
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     Convert = Callable[[Any], Mapping[str, Any]]
 
-_new_fields: Final = object.__new__
+_make: Final = ResourceChange.__new__
 _store: Final = object.__setattr__
 _HEADROOM: Final = 200  # frames: a rule's stack above the reader's, with room to spare
 
@@ -87,37 +87,15 @@ def convert_pending(change: ResourceChange) -> None:
     _store(change, "__class__", ResourceChange)
 
 
-def pending_change(
-    convert: Convert,
-    new_raw: Any,
-    old_raw: Any,
-    address: str,
-    type: str,
-    name: str,
-    change: ChangeKind,
-    new: Mapping[str, Any] | None,
-    old: Mapping[str, Any] | None,
-    source: str,
-    kind: ResourceKind,
-    references: Mapping[str, str],
-    parent: str | None = None,
-) -> ResourceChange:
-    """A change equal to ``ResourceChange(..., new=convert(new_raw), old=convert(old_raw))``,
-    converting on first read; a side whose raw value is None is ``new`` / ``old`` as given."""
-    self = _new_fields(_ChangeFields)
-    self.address = address
-    self.type = type
-    self.name = name
-    self.change = change
-    if new_raw is None:
-        self.new = new
-    if old_raw is None:
-        self.old = old
-    self.source = source
-    self.kind = kind
-    self.references = references
-    self.parent = parent
-    self.origin = None
+def pending_change(convert: Convert, new_raw: Any, old_raw: Any, *fields: Any) -> ResourceChange:
+    """``ResourceChange(*fields)`` (the constructor's arguments: its fields are listed there
+    only), converting ``new`` from ``new_raw`` and ``old`` from ``old_raw`` on first read; a
+    side whose raw value is None is ``new`` / ``old`` as given."""
+    self = _make(_ChangeFields, *fields)  # ResourceChange's constructor, on the assignable class
+    if new_raw is not None:
+        del self.new
+    if old_raw is not None:
+        del self.old
     self._pending = (convert, new_raw, old_raw)
     self.__class__ = _PendingChange  # type: ignore[assignment]  (same slots: see _ChangeFields)
     return self  # type: ignore[return-value]

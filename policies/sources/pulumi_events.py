@@ -20,7 +20,7 @@ names a provider is read as a custom resource, so a hand-trimmed stream never hi
 from __future__ import annotations
 
 from policies.model import Plan
-from policies.sources.pulumi_preview import Step, plan_of_steps, refuse_error_diagnostic
+from policies.sources.pulumi_preview import EVENTS, Step, plan_of_steps, refuse_error_diagnostic
 from policies.sources.reading import JsonLines, fail, problem, want_list, want_obj
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
@@ -77,7 +77,7 @@ def parse(doc: Any, origin: str, defer: bool = False) -> Plan:
         elif kind == "resOutputsEvent":
             _refreshed(steps, by_urn, _step(payload, origin, at))
     # a malformed step first: it is more precise
-    plan = plan_of_steps(steps, origin, summary, defer)
+    plan = plan_of_steps(steps, origin, summary, defer, EVENTS)
     if summary is None:
         raise problem(
             f"{origin}: expected a complete Pulumi event stream ending with a summaryEvent, "
@@ -100,7 +100,7 @@ def _payload(event: dict[str, Any], origin: str, where: str) -> tuple[str, Any]:
 def _step(payload: Any, origin: str, at: str) -> Step:
     body = want_obj(payload, origin, at)
     metadata = want_obj(body.get("metadata"), origin, f"{at}.metadata")
-    return Step(metadata, f"{at}.metadata", "old", "new", custom_default=False)
+    return Step(metadata, f"{at}.metadata")
 
 
 def _refreshed(steps: list[Step], by_urn: dict[str, int], outputs: Step) -> None:

@@ -27,15 +27,16 @@ from collections.abc import Iterable
 import policies.sources.fields as fields
 from gpupool.record import Record
 from policies.deferred import pending_change
-from policies.model import ChangeKind, Plan, ResourceChange, resource_kind
-from policies.sources.fields import camel_path
+from policies.model import RESOURCE_KINDS, ChangeKind, Plan, ResourceChange, resource_kind
+from policies.sources.fields import TYPED, camel_path
 from policies.sources.pulumi_values import (
+    _PARENTS,
     PROVIDER_PREFIX,
     STACK_TYPE,
     dependency_references,
     inputs,
     state_parent,
-    urn_type_name,
+    urn_parts,
 )
 from policies.sources.reading import fail, opt_obj, problem, want_list, want_obj, want_str
 
@@ -71,79 +72,55 @@ _NOOP: Final = ChangeKind.NOOP
 _CREATE: Final = ChangeKind.CREATE
 _DELETE: Final = ChangeKind.DELETE
 _READ: Final = ChangeKind.READ
+_KINDS: Final = RESOURCE_KINDS  # resource_kind's first probe, inline (most types are in it)
+_TYPED: Final = TYPED
+_PROVIDER_LEN: Final = len(PROVIDER_PREFIX)
+# The constructor's own code, called as a function: ResourceChange(...) reaches it through the
+# type's call and new slots, ~1k instructions more a change
+_new_change: Final = ResourceChange.__new__
+_NOTHING: Final = frozenset({type(None), list})  # a dependency on nothing: null, or [] (falsy)
 
 
 class Step(Record):
-    """One step as read from a file: where it is (for messages) and what its states are called.
+    """One step of an event stream as read (the digest's are merged as they are read).
 
     A Record, not Frozen: its fields are set by plain slot stores (a frozen record's
-    ``object.__setattr__`` costs ten times as much, and a preview makes one Step per step).
-
-    The digest writes ``steps[i]`` with ``oldState``/``newState``; the engine's event stream
-    ``resourcePreEvent.metadata`` with ``old``/``new``. Everything else is the same.
+    ``object.__setattr__`` costs ten times as much).
     """
 
-    __slots__ = ("body", "where", "old_key", "new_key", "custom_default")
+    __slots__ = ("body", "where")
 
     body: dict[str, Any]
-    where: str  # "steps[3]", "line 12: resourcePreEvent.metadata"
-    old_key: str
-    new_key: str
-    custom_default: bool  # ResourceV3 always writes custom; events omit it when false
+    where: str  # "line 12: resourcePreEvent.metadata"
 
-    def __init__(
-        self,
-        body: dict[str, Any],
-        where: str,
-        old_key: str = "oldState",
-        new_key: str = "newState",
-        custom_default: bool = True,
-    ) -> None:
+    def __init__(self, body: dict[str, Any], where: str) -> None:
         self.body = body
         self.where = where
-        self.old_key = old_key
-        self.new_key = new_key
-        self.custom_default = custom_default
 
 
-class _Merged(Record):
-    """The steps of one URN so far."""
+# A source's state keys and ``custom`` when a state omits it: the digest writes ``steps[i]``
+# with ``oldState``/``newState`` (ResourceV3 always writes custom); the engine's event stream
+# ``resourcePreEvent.metadata`` with ``old``/``new`` (and omits custom when false).
+Keys = tuple[str, str, bool]
+DIGEST: Final[Keys] = ("oldState", "newState", True)
+EVENTS: Final[Keys] = ("old", "new", False)
 
-    __slots__ = (
-        "where", "name", "type", "kind", "strength", "old", "new", "old_where", "new_where"
-    )
+# The steps of one URN so far: (name, type, change kind, strength, old state, new state,
+# old place, new place); a place is (step, state key), a step its index in the digest's
+# ``steps`` or an event's place, made into text (:func:`_at`) only for a message.
+Place = tuple["int | str", str]
+Merged = tuple[str, str, ChangeKind, int, "dict[str, Any] | None", "dict[str, Any] | None",
+               "Place | None", Place]
 
-    where: str  # first step's place, for error messages
-    name: str
-    type: str
-    kind: ChangeKind
-    strength: int
-    old: dict[str, Any] | None  # oldState
-    new: dict[str, Any] | None  # newState
-    old_where: str  # where the states came from, for error messages ("steps[2].oldState")
-    new_where: str
 
-    def __init__(
-        self,
-        where: str,
-        name: str,
-        type: str,
-        kind: ChangeKind,
-        strength: int,
-        old: dict[str, Any] | None,
-        new: dict[str, Any] | None,
-        old_where: str,
-        new_where: str,
-    ) -> None:
-        self.where = where
-        self.name = name
-        self.type = type
-        self.kind = kind
-        self.strength = strength
-        self.old = old
-        self.new = new
-        self.old_where = old_where
-        self.new_where = new_where
+def _at(place: Place) -> str:
+    """``steps[3].newState``, ``line 12: resourcePreEvent.metadata.new``."""
+    step, key = place
+    return f"steps[{step}].{key}" if type(step) is int else f"{step}.{key}"
+
+
+def _step_at(step: int | str) -> str:
+    return f"steps[{step}]" if type(step) is int else step
 
 
 def parse(doc: dict[str, Any], origin: str, defer: bool = False) -> Plan:
@@ -155,20 +132,29 @@ def parse(doc: dict[str, Any], origin: str, defer: bool = False) -> Plan:
         for i, d in enumerate(want_list(diagnostics, origin, "diagnostics")):
             refuse_error_diagnostic(want_obj(d, origin, f"diagnostics[{i}]"), origin,
                                     f"diagnostics[{i}]")
+    merged: dict[str, Merged] = {}
     raw = doc.get("steps")
-    steps = (Step(s if type(s) is dict else want_obj(s, origin, f"steps[{i}]"), f"steps[{i}]")
-             for i, s in enumerate([] if raw is None else want_list(raw, origin, "steps")))
+    if raw is not None:
+        for i, s in enumerate(want_list(raw, origin, "steps")):
+            add_step(merged, s if type(s) is dict else want_obj(s, origin, f"steps[{i}]"), i,
+                     origin, DIGEST)
     summary = doc.get("changeSummary")
-    return plan_of_steps(steps, origin, summary if type(summary) is dict else None, defer)
+    return plan_of(merged, origin, summary if type(summary) is dict else None, defer)
 
 
 def plan_of_steps(steps: Iterable[Step], origin: str, summary: dict[str, Any] | None,
-                  defer: bool = False) -> Plan:
+                  defer: bool = False, keys: Keys = DIGEST) -> Plan:
     """Merge steps by URN into changes (see the module docstring; ``defer``: :func:`parse`)."""
-    merged: dict[str, _Merged] = {}
+    merged: dict[str, Merged] = {}
     for step in steps:
-        _add_step(merged, step, origin)
-    changes = tuple(_change(urn, m, origin, defer) for urn, m in merged.items())
+        add_step(merged, step.body, step.where, origin, keys)
+    return plan_of(merged, origin, summary, defer)
+
+
+def plan_of(merged: dict[str, Merged], origin: str, summary: dict[str, Any] | None,
+            defer: bool) -> Plan:
+    """The plan of merged steps: one change per URN, in the order first seen."""
+    changes = tuple([_change(urn, m, origin, defer) for urn, m in merged.items()])
     meta: dict[str, Any] = {}
     if summary is not None:
         meta["change_summary"] = summary
@@ -186,124 +172,131 @@ def refuse_error_diagnostic(diag: dict[str, Any], origin: str, where: str) -> No
         )
 
 
-def _add_step(merged: dict[str, _Merged], s: Step, origin: str) -> None:
-    step, at = s.body, s.where
+def add_step(merged: dict[str, Merged], step: dict[str, Any], at: int | str, origin: str,
+             keys: Keys) -> None:
+    """Merge one step (``at``: its index in a digest's steps, or an event's place) into
+    ``merged``; the places messages name are made only for a bad value."""
+    old_key, new_key, custom_default = keys
     op = step.get("op")
     if type(op) is not str or op not in _OPS:
-        fail(origin, f"{at}.op", _OPS_HELP, op)
+        fail(origin, f"{_step_at(at)}.op", _OPS_HELP, op)
     urn = step.get("urn")
-    if type(urn) is not str:  # the places messages name are made only for a bad value
-        want_str(urn, origin, f"{at}.urn")
-    parsed = urn_type_name(urn)
-    if parsed is None:
-        fail(origin, f"{at}.urn", "a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME)", urn)
-    # Most steps are creates: the old state's place is made only for a state to name
-    old = step.get(s.old_key)
-    old_at = "" if old is None else f"{at}.{s.old_key}"
-    new_at = f"{at}.{s.new_key}"  # also names a missing new state
-    if old is not None:
-        opt_obj(old, origin, old_at)
-    new = opt_obj(step.get(s.new_key), origin, new_at)
-    rtype = parsed[0]
-    for label, state in ((old_at, old), (new_at, new)):
+    if type(urn) is not str:
+        want_str(urn, origin, f"{_step_at(at)}.urn")
+    parts = urn_parts(urn)
+    if parts is None:
+        fail(origin, f"{_step_at(at)}.urn",
+             "a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME)", urn)
+    old = step.get(old_key)
+    if old is not None and type(old) is not dict:
+        opt_obj(old, origin, f"{_step_at(at)}.{old_key}")
+    new = step.get(new_key)
+    if new is not None and type(new) is not dict:
+        opt_obj(new, origin, f"{_step_at(at)}.{new_key}")
+    rtype = None  # the states' type, else the URN's
+    for state in (old, new):
         if state is None:
             continue
         if "type" in state:
             rtype = state["type"]
             if type(rtype) is not str:
-                want_str(rtype, origin, f"{label}.type")
-        custom = state.get("custom", s.custom_default or bool(state.get("provider")))
-        if type(custom) is not bool:
-            fail(origin, f"{label}.custom", "a boolean", custom)
-        if not custom:
+                want_str(rtype, origin, f"{_at((at, old_key if state is old else new_key))}.type")
+        custom = state.get("custom", custom_default or bool(state.get("provider")))
+        if custom is not True:
+            if type(custom) is not bool:
+                fail(origin, f"{_at((at, old_key if state is old else new_key))}.custom",
+                     "a boolean", custom)
             return  # a component resource: no infrastructure of its own
-    if rtype == STACK_TYPE or rtype.startswith(PROVIDER_PREFIX):  # is_engine_resource, inline
+    if rtype is None:
+        rtype = parts[2].rsplit("$", 1)[-1]
+    # is_engine_resource, inline (a slice: str.startswith parses its arguments the slow way)
+    if rtype == STACK_TYPE or rtype[:_PROVIDER_LEN] == PROVIDER_PREFIX:
         return
     kind, strength = _OPS[op]
+    old_place = None if old is None else (at, old_key)
+    new_place = (at, new_key)  # also names a missing new state
     if kind is _NOOP and new is None and old is not None:
-        new, new_at = old, old_at  # a same step written with its old state only
+        new, new_place = old, old_place  # a same step written with its old state only
     m = merged.get(urn)
     if m is None:
-        merged[urn] = _Merged(at, parsed[1], rtype, kind, strength, old, new, old_at, new_at)
+        merged[urn] = (parts[3], rtype, kind, strength, old, new, old_place, new_place)
         return
-    if strength >= m.strength:
-        m.kind, m.strength = kind, strength
+    name, rtype, m_kind, m_strength, m_old, m_new, m_old_place, m_new_place = m
+    if strength >= m_strength:
+        m_kind, m_strength = kind, strength
         if old is not None:
-            m.old, m.old_where = old, old_at
+            m_old, m_old_place = old, old_place
         if new is not None:
-            m.new, m.new_where = new, new_at
+            m_new, m_new_place = new, new_place
     else:
-        if m.old is None and old is not None:
-            m.old, m.old_where = old, old_at
-        if m.new is None and new is not None:
-            m.new, m.new_where = new, new_at
+        if m_old is None and old is not None:
+            m_old, m_old_place = old, old_place
+        if m_new is None and new is not None:
+            m_new, m_new_place = new, new_place
+    merged[urn] = (name, rtype, m_kind, m_strength, m_old, m_new, m_old_place, m_new_place)
 
 
-def _change(urn: str, m: _Merged, origin: str, defer: bool) -> ResourceChange:
-    where = m.new_where
-    kind = resource_kind(m.type)
+def _change(urn: str, m: Merged, origin: str, defer: bool) -> ResourceChange:
+    name, rtype, change, _, old, new, old_place, new_place = m
+    kind = _KINDS.get(rtype)
+    if kind is None:
+        kind = resource_kind(rtype)
     # Typed kinds' converted inputs are checked now; others' converted on first read
-    eager = not defer or kind in fields.TYPED
+    eager = not defer or kind in _TYPED
     new_raw: dict[str, Any] | None = None  # raw inputs left to convert (policies.deferred)
     new_inputs: dict[str, Any] | None = None
     references: dict[str, str] = {}
     parent: str | None = None
-    if m.kind is not _DELETE:
-        if m.new is None:
-            if m.kind is not _READ:
-                fail(origin, m.new_where,
-                     f"an object with the new inputs of this {m.kind}", None)
+    if change is not _DELETE:
+        if new is None:
+            if change is not _READ:
+                fail(origin, _at(new_place), f"an object with the new inputs of this {change}",
+                     None)
         else:
-            new_raw = _raw_inputs(m.new, origin, where)
+            new_raw = new.get("inputs")
+            if new_raw is not None and type(new_raw) is not dict:
+                want_obj(new_raw, origin, f"{_at(new_place)}.inputs")
             if eager or not new_raw:
                 new_inputs, new_raw = ({} if new_raw is None else inputs(new_raw)), None
-            deps = m.new.get("propertyDependencies")
-            if deps:  # None and {} are none (the place is made only for a value to read)
-                references = dependency_references(deps, origin, where,
+            deps = new.get("propertyDependencies")
+            # None, {} and inputs that each depend on nothing (null or []) link nothing: only
+            # others are read (and refused if bad), the place made only for them
+            if deps and (type(deps) is not dict or any(deps.values())
+                         or not _NOTHING.issuperset(map(type, deps.values()))):
+                references = dependency_references(deps, origin, _at(new_place),
                                                    "propertyDependencies")
-            elif deps is not None:
-                want_obj(deps, origin, f"{where}.propertyDependencies")
-            parent = state_parent(m.new, origin, where)
+            elif deps is not None and type(deps) is not dict:
+                want_obj(deps, origin, f"{_at(new_place)}.propertyDependencies")
+            parent = new.get("parent")
+            if parent is None or parent == "":
+                parent = None
+            elif type(parent) is not str or parent not in _PARENTS:  # state_parent, inline
+                parent = state_parent(new, origin, _at(new_place))
+            else:
+                parent = _PARENTS[parent]
     old_raw: dict[str, Any] | None = None
     old_inputs = None
-    if m.old is not None and m.kind is not _CREATE:
-        old_where = m.old_where
-        old_raw = _raw_inputs(m.old, origin, old_where)
+    if old is not None and change is not _CREATE:
+        old_raw = old.get("inputs")
+        if old_raw is not None and type(old_raw) is not dict:
+            want_obj(old_raw, origin, f"{_at(old_place)}.inputs")  # type: ignore[arg-type]
         if eager or not old_raw:
             old_inputs, old_raw = ({} if old_raw is None else inputs(old_raw)), None
-        if m.kind is _DELETE:
-            parent = state_parent(m.old, origin, old_where)
-    new = new_inputs if new_inputs is not None or m.kind is _DELETE else {}
+        if change is _DELETE:
+            parent = state_parent(old, origin, _at(old_place))  # type: ignore[arg-type]
+    new_side = new_inputs if new_inputs is not None or change is _DELETE else {}
     if not eager:
         if new_raw is None and old_raw is None:
-            return ResourceChange(urn, m.type, m.name, m.kind, new, old_inputs, SOURCE, kind,
-                                  references, parent)
-        return pending_change(inputs, new_raw, old_raw, urn, m.type, m.name, m.kind, new,
+            return _new_change(ResourceChange, urn, rtype, name, change, new_side, old_inputs,
+                               SOURCE, kind, references, parent)
+        return pending_change(inputs, new_raw, old_raw, urn, rtype, name, change, new_side,
                               old_inputs, SOURCE, kind, references, parent)
     # any other kind: check returns at once (a side without inputs is not checked)
     if new_inputs:
         fields.check(kind, new_inputs, origin,
-                     lambda path: f"{where}.inputs.{camel_path(path)}")
+                     lambda path: f"{_at(new_place)}.inputs.{camel_path(path)}")
     if old_inputs:
         fields.check(kind, old_inputs, origin,
-                     lambda path: f"{m.old_where}.inputs.{camel_path(path)}")
-    return ResourceChange(
-        address=urn,
-        type=m.type,
-        name=m.name,
-        change=m.kind,
-        new=new,
-        old=old_inputs,
-        source=SOURCE,
-        kind=kind,
-        references=references,
-        parent=parent,
-    )
-
-
-def _raw_inputs(state: dict[str, Any], origin: str, where: str) -> dict[str, Any] | None:
-    """A state's raw ``inputs`` (None when it has none: ResourceV3 omits empty inputs)."""
-    raw = state.get("inputs")
-    if raw is not None and type(raw) is not dict:
-        want_obj(raw, origin, f"{where}.inputs")  # refuses it (the place made only then)
-    return raw
+                     lambda path: f"{_at(old_place)}.inputs.{camel_path(path)}")  # type: ignore[arg-type]
+    return _new_change(ResourceChange, urn, rtype, name, change, new_side, old_inputs, SOURCE,
+                       kind, references, parent)

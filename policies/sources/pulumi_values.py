@@ -83,7 +83,7 @@ def inputs(value: dict[str, Any]) -> dict[str, Any]:
     with memoised key conversion: the two deep copies and a regex per key made previews of
     10k resources several times slower.
     """
-    return _normalised(value, False)
+    return _object(value, False)
 
 
 _SNAKE: dict[str, str] = {}
@@ -129,8 +129,8 @@ def _object(value: dict[Any, Any], verbatim_keys: bool) -> Any:
         if key is None:
             key = _snake(str(k))
         t = type(v)
-        if t is str:
-            out[key] = UNKNOWN if v in _MARKERS else v
+        if t is str:  # two compares (specialised): cheaper than hashing each value for a set
+            out[key] = UNKNOWN if v == UNKNOWN_SENTINEL or v == REDACTED_SECRET else v  # noqa: SIM109
         elif t is dict:
             out[key] = _object(v, key in _USER_MAPS)
         elif t is list:
@@ -145,7 +145,7 @@ def _list(value: list[Any]) -> list[Any]:
     for v in value:
         t = type(v)
         if t is str:
-            out.append(UNKNOWN if v in _MARKERS else v)
+            out.append(UNKNOWN if v == UNKNOWN_SENTINEL or v == REDACTED_SECRET else v)  # noqa: SIM109
         elif t is dict:
             out.append(_object(v, False))
         elif t is list:
@@ -157,12 +157,20 @@ def _list(value: list[Any]) -> list[Any]:
 
 def urn_type_name(urn: str) -> tuple[str, str] | None:
     """``urn:pulumi:STACK::PROJECT::QUALIFIED$TYPE::NAME`` → (TYPE, NAME); None if not a URN."""
-    if not urn.startswith("urn:pulumi:"):
+    parts = urn_parts(urn)
+    return None if parts is None else (parts[2].rsplit("$", 1)[-1], parts[3])
+
+
+def urn_parts(urn: str) -> list[str] | None:
+    """A URN split at its first three ``::`` (its qualified type third, its name last), or None
+    if it is no URN. The prefix is compared as a slice: ``str.startswith`` parses its arguments
+    the slow way, and every step of a preview has a URN."""
+    if urn[:11] != "urn:pulumi:":
         return None
     parts = urn.split("::", 3)
     if len(parts) != 4 or not parts[2] or not parts[3]:
         return None
-    return parts[2].rsplit("$", 1)[-1], parts[3]
+    return parts
 
 
 def is_engine_resource(type_token: str) -> bool:
@@ -195,7 +203,9 @@ def dependency_references(deps: Any, origin: str, path: str, key: str = "") -> d
         for i, urn in enumerate(urns):
             found = linkable(urn) if type(urn) is str else None
             if found is None:  # each place a message names is made only for a bad value
-                found = _linkable(want_str(urn, origin, f"{_place(path, key)}.{name}[{i}]"))
+                if type(urn) is not str:
+                    want_str(urn, origin, f"{_place(path, key)}.{name}[{i}]")
+                found = _linkable(urn)
             if found:
                 targets.add(urn)
         if len(targets) == 1:

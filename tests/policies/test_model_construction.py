@@ -37,7 +37,7 @@ def _stores_and_calls(fn: Callable[..., object]) -> tuple[list[str], list[str]]:
 
 @pytest.mark.parametrize("fn, names", [
     (ResourceChange.__new__, (*FIELDS, "__class__")),
-    (pulumi_preview.Step.__init__, ("body", "where", "old_key", "new_key", "custom_default")),
+    (pulumi_preview.Step.__init__, ("body", "where")),
 ])
 def test_each_field_is_one_plain_store(fn: Callable[..., object], names: tuple[str, ...]) -> None:
     stores, loads = _stores_and_calls(fn)

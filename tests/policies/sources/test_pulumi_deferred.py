@@ -9,6 +9,7 @@ and compares as the plan read eagerly, on every fixture preview and on generated
 from __future__ import annotations
 
 import copy
+import dis
 import importlib.util
 import json
 import pickle
@@ -24,7 +25,7 @@ from hypothesis import strategies as st
 from gpupool.errors import InputError
 from gpupool.record import replace
 from policies import deferred
-from policies.model import Plan, ResourceChange, ResourceKind
+from policies.model import ChangeKind, Plan, ResourceChange, ResourceKind
 from policies.sources import fields, load_plan, parse_document, pulumi_preview, pulumi_values
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -250,3 +251,19 @@ def test_inputs_as_deep_as_json_reads_convert_when_read_deep_in_a_stack(tmp_path
     for _ in range(depth - 1):
         (value,) = value
     assert value == [] and type(c) is ResourceChange
+
+
+def test_a_pending_change_is_made_from_the_constructors_arguments() -> None:
+    """ResourceChange's fields are listed once, by its constructor: a pending change takes the
+    same arguments (every field, origin too) and equals the change they make."""
+    args = ("urn:pulumi:dev::p::aws:iam/role:Role::node", "aws:iam/role:Role", "node",
+            ChangeKind.CREATE, None, None, "pulumi-preview", ResourceKind.IAM_ROLE,
+            {"role": "urn:pulumi:dev::p::aws:iam/role:Role::other"}, "urn:pulumi:dev::p::x::y",
+            "stack.yaml:3")
+    lazy = deferred.pending_change(pulumi_values.inputs, {"maxSessionDuration": 1}, None, *args)
+    assert type(lazy) is not ResourceChange
+    assert lazy == ResourceChange(*args[:4], {"max_session_duration": 1}, *args[5:])
+    assert lazy.origin == "stack.yaml:3" and type(lazy) is ResourceChange
+    stores = {i.argval for i in dis.get_instructions(deferred.pending_change)
+              if i.opname == "STORE_ATTR"}
+    assert stores == {"_pending", "__class__"}  # main: each field again, by name
