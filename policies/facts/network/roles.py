@@ -7,6 +7,7 @@ from __future__ import annotations
 from gpupool.record import Frozen
 from gpupool.tags import CLIENT_ROLE, MAX_RTT_TAG, MIN_GBPS_TAG, PROXY_ROLE, ROLE_TAG
 from policies.facts.network.links import LAUNCHERS, LinkIndex, PlanLinks
+from policies.facts.tags import group_tag_items
 from policies.facts.values import Maybe, Side, blocks, inputs_of, is_map
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 
@@ -79,25 +80,13 @@ def _group_tag(inputs: Mapping[str, Any], key: str) -> tuple[bool | Maybe, Any]:
     """(whether an autoscaling group's tag list holds ``key``, its value): what
     :func:`group_tags` would say of that key (UNKNOWN when the list is unknown), read without
     making every tag of every group."""
-    found, value = False, None
-    for name in ("tag", "tags"):
-        raw = inputs.get(name)
-        if name == "tags" and is_map(raw):
-            continue  # not the ASG shape
-        items = blocks(raw)
-        if items is UNKNOWN:
-            return UNKNOWN, None
-        for item in items:
-            if item is UNKNOWN:
-                return UNKNOWN, None
-            if not is_map(item):
-                continue
-            tag = item.get("key")
-            if tag is UNKNOWN:
-                return UNKNOWN, None
-            if not found and tag == key and isinstance(tag, str) and tag:
-                found, value = True, item.get("value")
-    return found, value
+    items = group_tag_items(inputs)
+    if items is UNKNOWN:
+        return UNKNOWN, None
+    for item in items:
+        if item["key"] == key:
+            return True, item.get("value")
+    return False, None
 
 
 def budget_number(value: Any, *, zero: bool = False) -> float | Maybe | str | None:
