@@ -159,9 +159,11 @@ class PlanIndex:
             found = self.by_address.get(address)
             if found is not None and found.kind in kinds:
                 return (found,)
-            many = tuple(c for c in self._by_base.get(address, ()) if c.kind in kinds)
-            if many:
-                return many
+            counted = self._by_base.get(address)  # (most addresses: none, and no generator)
+            if counted:
+                many = tuple(c for c in counted if c.kind in kinds)
+                if many:
+                    return many
         return ()
 
     def references(self, change: ResourceChange, key_part: str,
@@ -169,8 +171,12 @@ class PlanIndex:
         out: list[ResourceChange] = []
         for key, ref in change.references.items():
             if key_part in key:
-                seen = {t.address for t in out}
-                out.extend(t for t in self.resolve(ref, change, kinds) if t.address not in seen)
+                found = self.resolve(ref, change, kinds)
+                if not out:  # (the first: nothing seen yet to leave out)
+                    out.extend(found)
+                elif found:
+                    seen = {t.address for t in out}
+                    out.extend(t for t in found if t.address not in seen)
         return tuple(out)
 
     # -- launch templates and configurations

@@ -157,6 +157,10 @@ def own_instance_types(change: ResourceChange, side: Side = "new",
     kind = change.kind
     if kind in _TYPED:
         raw = inputs.get("instance_type")
+        if type(raw) is str:  # a spelling read before is the same types (no text() call)
+            found = _WRITTEN.get(raw)
+            if found is not None:
+                return found
         value = text(raw)
         if value is UNKNOWN:
             return _UNKNOWN_TYPE
