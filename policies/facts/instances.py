@@ -286,7 +286,8 @@ def override_weights(inputs: Mapping[str, Any]) -> dict[str, float]:
 
 
 def metadata_options(inputs: Mapping[str, Any]) -> Mapping[str, Any] | Maybe | None:
-    return block(inputs.get("metadata_options"))
+    raw = inputs.get("metadata_options")
+    return raw if type(raw) is dict else block(raw)  # (Pulumi's object: no block() call)
 
 
 def http_tokens(inputs: Mapping[str, Any]) -> str | Maybe | None:
