@@ -51,8 +51,10 @@ def tags_set(inputs: Mapping[str, Any], required: Iterable[str]) -> bool:
     ``resource_tags(inputs).missing(required)`` is empty, proven by one lookup per key instead
     of a set of every tag made per resource. False is no verdict: read :func:`resource_tags`."""
     tags, tags_all = inputs.get("tags"), inputs.get("tags_all")
-    tags = tags if is_map(tags) else _NO_TAGS
-    tags_all = tags_all if is_map(tags_all) else _NO_TAGS
+    if type(tags) is not dict:  # (dicts, what sources make: no is_map() call)
+        tags = tags if is_map(tags) else _NO_TAGS
+    if type(tags_all) is not dict:
+        tags_all = tags_all if is_map(tags_all) else _NO_TAGS
     for k in required:
         v = tags.get(k)
         if v is UNKNOWN or (v is not None and v != ""):

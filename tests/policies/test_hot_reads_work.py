@@ -130,3 +130,27 @@ def test_a_single_reference_makes_no_set_of_what_was_seen() -> None:
     kinds = frozenset({ResourceKind.AUTOSCALING_GROUP})
     assert index.references(policy, "", kinds) == (group,)
     assert _calls(lambda: index.references(policy, "", kinds)) == ["resolve"]
+
+
+def test_dict_tags_are_proven_set_with_no_helper_call() -> None:
+    from policies.facts.tags import tags_set
+
+    inputs = {"tags": {"team": "ml"}, "tags_all": {"cost-center": "cc"}}
+    assert tags_set(inputs, ["team", "cost-center"])
+    assert not tags_set(inputs, ["environment"])
+    assert _calls(lambda: tags_set(inputs, ["team", "cost-center"])) == []
+
+
+def test_a_groups_gpu_rows_are_read_with_no_generator() -> None:
+    from gpupool.catalog import load_catalog
+    from policies.rules._asg_raise import gpu_types
+
+    catalog = load_catalog()
+    group = _change("aws_autoscaling_group.g", ResourceKind.AUTOSCALING_GROUP, {
+        "mixed_instances_policy": [{"launch_template": [{"override": [
+            {"instance_type": "g5.xlarge"}, {"instance_type": "nope.large"},
+            {"instance_type": "g5.2xlarge"}]}]}]})
+    index = PlanIndex([group], catalog)
+    rows, unknown = gpu_types(index, group, "new", catalog)
+    assert [r.instance_type for r in rows] == ["g5.xlarge", "g5.2xlarge"] and unknown is None
+    assert "<genexpr>" not in _calls(lambda: gpu_types(index, group, "new", catalog))
