@@ -298,6 +298,10 @@ class Result(Frozen):
 
     def to_json(self) -> dict[str, Any]:
         mandatory, advisory, waived = self._counts()
+        # Each line's delta once (CostLine.delta_per_hour's sum, read inline: no property call
+        # per line, twice): for the summary's total and the line's row.
+        deltas = [None if c.before_per_hour is None or c.after_per_hour is None
+                  else c.after_per_hour - c.before_per_hour for c in self.cost]
         return {
             "verdict": self.verdict,
             "violations": [
@@ -328,7 +332,7 @@ class Result(Frozen):
                 "mandatory": mandatory,
                 "advisory": advisory,
                 "waived": waived,
-                "cost_delta_per_hour": _sum_known(c.delta_per_hour for c in self.cost),
+                "cost_delta_per_hour": _sum_known(deltas),
                 "kubernetes": {
                     "objects": self.gpu_objects.objects,
                     "gpu_objects_judged": self.gpu_objects.judged,
@@ -344,10 +348,10 @@ class Result(Frozen):
                     "resource": c.resource,
                     "before_per_hour": c.before_per_hour,
                     "after_per_hour": c.after_per_hour,
-                    "delta_per_hour": c.delta_per_hour,
+                    "delta_per_hour": delta,
                     "note": c.note,
                 }
-                for c in self.cost
+                for c, delta in zip(self.cost, deltas, strict=True)
             ],
             "policies": [dict(p) for p in self.policies],
             "exit_code": self.exit_code,

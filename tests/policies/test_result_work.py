@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policies.result import Ref, Result, RuleError, Violation
+from policies.result import CostLine, Ref, Result, RuleError, Violation
 from policies.rules.params import Enforcement
 
 _VIOLATION = st.builds(
@@ -77,3 +77,29 @@ def test_the_json_rows_and_counts_make_no_call_per_violation() -> None:
         sys.setprofile(None)
     assert [row["resources"] for row in rows] == [[f"r{i}"] for i in range(5)]
     assert "resources" not in calls and "blocking" not in calls
+
+
+_PRICE = st.one_of(st.none(), st.floats(0, 100, allow_nan=False), st.integers(0, 9))
+
+
+@given(st.lists(st.tuples(_PRICE, _PRICE), max_size=5))
+def test_cost_rows_and_total_say_what_each_lines_delta_says(
+        prices: list[tuple[float | None, float | None]]) -> None:
+    cost = [CostLine(f"r{i}", before, after, "n") for i, (before, after) in enumerate(prices)]
+    result = Result(violations=[], errors=[], sources=[], policies=[], resources_evaluated=0,
+                    cost=cost)
+    calls: list[str] = []
+
+    def count(frame: FrameType, event: str, arg: Any) -> None:
+        if event == "call":
+            calls.append(frame.f_code.co_name)
+
+    sys.setprofile(count)
+    try:
+        doc = result.to_json()
+    finally:
+        sys.setprofile(None)
+    assert "delta_per_hour" not in calls
+    assert [row["delta_per_hour"] for row in doc["cost"]] == [c.delta_per_hour for c in cost]
+    known = [c.delta_per_hour for c in cost if c.delta_per_hour is not None]
+    assert doc["summary"]["cost_delta_per_hour"] == (round(sum(known), 6) if known else None)
