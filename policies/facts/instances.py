@@ -19,7 +19,6 @@ from policies.facts.values import (
     Side,
     block,
     blocks,
-    inputs_of,
     is_map,
     number,
     text,
@@ -153,7 +152,7 @@ def own_instance_types(change: ResourceChange, side: Side = "new",
     override list. EKS node group: ``instance_types``. ``catalog`` judges requirements (the
     bundled one by default).
     """
-    inputs = inputs_of(change, side)
+    inputs = (change.new if side == "new" else change.old) or {}  # (inputs_of, inlined)
     kind = change.kind
     if kind in _TYPED:
         raw = inputs.get("instance_type")
