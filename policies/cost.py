@@ -41,6 +41,7 @@ _ASG, _NODE_GROUP = ResourceKind.AUTOSCALING_GROUP, ResourceKind.EKS_NODE_GROUP
 _GROUPS = (_ASG, _NODE_GROUP)
 _NOTHING = _Price(0.0, False)
 _NO_PRICE = _Price(None, False)  # a type the catalog has no GPU row for: no GPU, no line
+_OLD_NOT_KNOWN = _Price(None, False, "old inputs not known")  # (shared: never changed)
 
 
 def cost_lines(plan: Plan, index: PlanIndex, catalog: Catalog) -> list[CostLine]:
@@ -62,11 +63,24 @@ def cost_lines(plan: Plan, index: PlanIndex, catalog: Catalog) -> list[CostLine]
             price = _group_price
         else:
             continue
-        before = price(change, "old", index, catalog)
-        after = price(change, "new", index, catalog)
+        # Whether each side exists, read here (a call less per side): a created resource has
+        # no old side, a deleted one no new side; an old side the plan does not show cannot
+        # be priced.
+        if change.change is _CREATE:
+            before = _NOTHING
+        elif change.old is None:
+            before = _OLD_NOT_KNOWN
+        else:
+            before = price(change, "old", index, catalog)
+        if change.change is _DELETE or change.new is None:
+            after = _NOTHING
+        else:
+            after = price(change, "new", index, catalog)
         if not (before.gpu or after.gpu):
             continue
-        out.append(CostLine(change.address, _round(before.per_hour), _round(after.per_hour),
+        old, new = before.per_hour, after.per_hour
+        out.append(CostLine(change.address, None if old is None else round(old, 6),
+                            None if new is None else round(new, 6),
                             _note(_WORD[change.change], prices, before.note, after.note)))
     return out
 
@@ -84,26 +98,9 @@ def _note(word: str, prices: str, before: str, after: str) -> str:
     return text
 
 
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
-
-
-def _side_present(change: ResourceChange, side: Side) -> bool | None:
-    """Does the resource exist on this side? None: it does, but its inputs are not known."""
-    if side == "old":
-        if change.change is _CREATE:
-            return False
-        return None if change.old is None else True
-    return change.change is not _DELETE and change.new is not None
-
-
 def _instance_price(change: ResourceChange, side: Side, index: PlanIndex,
                     catalog: Catalog) -> _Price:
-    present = _side_present(change, side)
-    if present is False:
-        return _NOTHING
-    if present is None:
-        return _Price(None, False, "old inputs not known")
+    """An instance's price on a side it exists on, with known inputs (see cost_lines)."""
     types = index.own_types(change, side)
     if types.unknown:
         return _Price(None, False, types.unknown)
@@ -121,14 +118,14 @@ def _instance_price(change: ResourceChange, side: Side, index: PlanIndex,
 
 def _group_price(change: ResourceChange, side: Side, index: PlanIndex,
                  catalog: Catalog) -> _Price:
-    present = _side_present(change, side)
-    if present is False:
-        return _NOTHING
-    if present is None:
-        return _Price(None, False, "old inputs not known")
+    """A group's price on a side it exists on, with known inputs (see cost_lines)."""
     inputs = change.after if side == "new" else change.before
     types = index.instance_types(change, side)
-    rows = [r for r in (catalog.get(t) for t in types.known) if r is not None]
+    rows = []
+    for t in types.known:  # (a loop, not a comprehension over a generator: two calls less)
+        row = catalog.get(t)
+        if row is not None:
+            rows.append(row)
     if not rows:
         return _Price(None, False, types.unknown or "")
     if change.kind is _NODE_GROUP:

@@ -44,6 +44,8 @@ class _ViolationFields:
 
 
 _new_fields = object.__new__
+# (read through their class, enum members cost a call each)
+_MANDATORY, _ADVISORY = Enforcement.MANDATORY, Enforcement.ADVISORY
 
 
 class Violation(_ViolationFields, Frozen):
@@ -266,8 +268,14 @@ class Result(Frozen):
 
     @property
     def verdict(self) -> Literal["pass", "fail"]:
-        failed = self.errors or any(v.blocking for v in self.violations)
-        return "fail" if failed else "pass"
+        """Fail on any error or blocking violation (Violation.blocking's test, read inline:
+        asked of every violation, several times per report)."""
+        if self.errors:
+            return "fail"
+        for v in self.violations:
+            if v.enforcement is _MANDATORY and v.waived_by is None:
+                return "fail"
+        return "pass"
 
     @property
     def exit_code(self) -> int:
@@ -275,7 +283,25 @@ class Result(Frozen):
             return 0
         return 1 if self.verdict == "fail" else 0
 
+    def _counts(self) -> tuple[int, int, int]:
+        """Blocking, advisory (not waived) and waived violations: one pass, no call per
+        violation (Violation.blocking's test inline; enum members bound once)."""
+        mandatory = advisory = waived = 0
+        for v in self.violations:
+            if v.waived_by is not None:
+                waived += 1
+            elif v.enforcement is _MANDATORY:
+                mandatory += 1
+            elif v.enforcement is _ADVISORY:
+                advisory += 1
+        return mandatory, advisory, waived
+
     def to_json(self) -> dict[str, Any]:
+        mandatory, advisory, waived = self._counts()
+        # Each line's delta once (CostLine.delta_per_hour's sum, read inline: no property call
+        # per line, twice): for the summary's total and the line's row.
+        deltas = [None if c.before_per_hour is None or c.after_per_hour is None
+                  else c.after_per_hour - c.before_per_hour for c in self.cost]
         return {
             "verdict": self.verdict,
             "violations": [
@@ -288,7 +314,9 @@ class Result(Frozen):
                     "source": v.source,
                     "unknown": v.unknown,
                     "waived_by": v.waived_by,
-                    "resources": [r.address for r in v.resources],
+                    # (Violation.resources' addresses, without a Ref made per violation)
+                    "resources": [v.resource, *[r.address for r in v.also]] if v.also
+                    else [v.resource],
                     **({"property": v.prop} if v.prop else {}),
                     **({"detail": dict(v.detail)} if v.detail else {}),
                 }
@@ -301,13 +329,10 @@ class Result(Frozen):
             "summary": {
                 "resources_evaluated": self.resources_evaluated,
                 "sources": list(self.sources),
-                "mandatory": sum(1 for v in self.violations if v.blocking),
-                "advisory": sum(
-                    1 for v in self.violations
-                    if v.enforcement is Enforcement.ADVISORY and v.waived_by is None
-                ),
-                "waived": sum(1 for v in self.violations if v.waived_by is not None),
-                "cost_delta_per_hour": _sum_known(c.delta_per_hour for c in self.cost),
+                "mandatory": mandatory,
+                "advisory": advisory,
+                "waived": waived,
+                "cost_delta_per_hour": _sum_known(deltas),
                 "kubernetes": {
                     "objects": self.gpu_objects.objects,
                     "gpu_objects_judged": self.gpu_objects.judged,
@@ -323,10 +348,10 @@ class Result(Frozen):
                     "resource": c.resource,
                     "before_per_hour": c.before_per_hour,
                     "after_per_hour": c.after_per_hour,
-                    "delta_per_hour": c.delta_per_hour,
+                    "delta_per_hour": delta,
                     "note": c.note,
                 }
-                for c in self.cost
+                for c, delta in zip(self.cost, deltas, strict=True)
             ],
             "policies": [dict(p) for p in self.policies],
             "exit_code": self.exit_code,

@@ -5,7 +5,7 @@ group), built in one linear pass so rules never join resources quadratically.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
 
 from gpupool.catalog import Catalog
@@ -83,8 +83,13 @@ class PlanIndex:
         self.groups: list[ResourceChange] = []
         self.policies: list[ResourceChange] = []
         self._policy_links: dict[str, GroupPolicies] | None = None
-        # Facts several rules ask for, computed once per resource and side.
-        self._memo: dict[tuple[str, str, Side], tuple[ResourceChange, Any]] = {}
+        # Facts several rules ask for, computed once per resource and side: one dict per fact
+        # and side, by address, holding (change, fact) (the change: the same object asked).
+        self._own_memo: dict[Side, dict[str, tuple[ResourceChange, InstanceTypes]]] = {
+            "new": {}, "old": {}}
+        self._types_memo: dict[Side, dict[str, tuple[ResourceChange, InstanceTypes]]] = {
+            "new": {}, "old": {}}
+        self._lt_memo: dict[Side, dict[str, tuple[ResourceChange, Link]]] = {"new": {}, "old": {}}
         self._unlinked_unknown: tuple[ResourceChange, ...] = ()
         self._unlinked_any: tuple[ResourceChange, ...] = ()
         self._network: NetworkIndex | None = None
@@ -119,22 +124,19 @@ class PlanIndex:
             self._network = NetworkIndex(self)
         return self._network
 
-    def _cached(self, what: str, change: ResourceChange, side: Side,
-                compute: Callable[[ResourceChange, Side], Any]) -> Any:
-        key = (what, change.address, side)
-        hit = self._memo.get(key)
-        if hit is not None and hit[0] is change:
-            return hit[1]
-        value = compute(change, side)
-        self._memo[key] = (change, value)
-        return value
+    # The memoised facts below each repeat the same few lines instead of sharing a helper: they
+    # are asked ~1,600 times on a 1,000-resource plan, and a helper call (with its key tuple
+    # and bound method) per ask cost ~3 M instructions.
 
     def own_types(self, change: ResourceChange, side: Side = "new") -> InstanceTypes:
         """:func:`own_instance_types`, computed once per resource and side."""
-        return self._cached("own", change, side, self._own)  # type: ignore[no-any-return]
-
-    def _own(self, change: ResourceChange, side: Side) -> InstanceTypes:
-        return own_instance_types(change, side, self.catalog)
+        memo = self._own_memo[side]
+        hit = memo.get(change.address)
+        if hit is not None and hit[0] is change:
+            return hit[1]
+        value = own_instance_types(change, side, self.catalog)
+        memo[change.address] = (change, value)
+        return value
 
     # -- references
 
@@ -157,9 +159,11 @@ class PlanIndex:
             found = self.by_address.get(address)
             if found is not None and found.kind in kinds:
                 return (found,)
-            many = tuple(c for c in self._by_base.get(address, ()) if c.kind in kinds)
-            if many:
-                return many
+            counted = self._by_base.get(address)  # (most addresses: none, and no generator)
+            if counted:
+                many = tuple(c for c in counted if c.kind in kinds)
+                if many:
+                    return many
         return ()
 
     def references(self, change: ResourceChange, key_part: str,
@@ -167,15 +171,25 @@ class PlanIndex:
         out: list[ResourceChange] = []
         for key, ref in change.references.items():
             if key_part in key:
-                seen = {t.address for t in out}
-                out.extend(t for t in self.resolve(ref, change, kinds) if t.address not in seen)
+                found = self.resolve(ref, change, kinds)
+                if not out:  # (the first: nothing seen yet to leave out)
+                    out.extend(found)
+                elif found:
+                    seen = {t.address for t in out}
+                    out.extend(t for t in found if t.address not in seen)
         return tuple(out)
 
     # -- launch templates and configurations
 
     def launch_templates(self, change: ResourceChange, side: Side = "new") -> Link:
         """The launch template(s) an instance, ASG or EKS node group uses."""
-        return self._cached("lt", change, side, self._launch_templates)  # type: ignore[no-any-return]
+        memo = self._lt_memo[side]
+        hit = memo.get(change.address)
+        if hit is not None and hit[0] is change:
+            return hit[1]
+        value = self._launch_templates(change, side)
+        memo[change.address] = (change, value)
+        return value
 
     def _launch_templates(self, change: ResourceChange, side: Side) -> Link:
         kinds = _TEMPLATES
@@ -250,7 +264,13 @@ class PlanIndex:
 
     def instance_types(self, change: ResourceChange, side: Side = "new") -> InstanceTypes:
         """Instance types a resource launches, following an ASG's or node group's template."""
-        return self._cached("types", change, side, self._instance_types)  # type: ignore[no-any-return]
+        memo = self._types_memo[side]
+        hit = memo.get(change.address)
+        if hit is not None and hit[0] is change:
+            return hit[1]
+        value = self._instance_types(change, side)
+        memo[change.address] = (change, value)
+        return value
 
     def _instance_types(self, change: ResourceChange, side: Side) -> InstanceTypes:
         own = self.own_types(change, side)

@@ -19,7 +19,6 @@ from policies.facts.values import (
     Side,
     block,
     blocks,
-    inputs_of,
     is_map,
     number,
     text,
@@ -153,10 +152,14 @@ def own_instance_types(change: ResourceChange, side: Side = "new",
     override list. EKS node group: ``instance_types``. ``catalog`` judges requirements (the
     bundled one by default).
     """
-    inputs = inputs_of(change, side)
+    inputs = (change.new if side == "new" else change.old) or {}  # (inputs_of, inlined)
     kind = change.kind
     if kind in _TYPED:
         raw = inputs.get("instance_type")
+        if type(raw) is str:  # a spelling read before is the same types (no text() call)
+            found = _WRITTEN.get(raw)
+            if found is not None:
+                return found
         value = text(raw)
         if value is UNKNOWN:
             return _UNKNOWN_TYPE
@@ -282,7 +285,8 @@ def override_weights(inputs: Mapping[str, Any]) -> dict[str, float]:
 
 
 def metadata_options(inputs: Mapping[str, Any]) -> Mapping[str, Any] | Maybe | None:
-    return block(inputs.get("metadata_options"))
+    raw = inputs.get("metadata_options")
+    return raw if type(raw) is dict else block(raw)  # (Pulumi's object: no block() call)
 
 
 def http_tokens(inputs: Mapping[str, Any]) -> str | Maybe | None:

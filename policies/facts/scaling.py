@@ -80,11 +80,17 @@ class ScalingPolicy(_PolicyFields, Frozen):
 
 
 def scaling_policy(inputs: Mapping[str, Any]) -> ScalingPolicy:
-    policy_type = text(inputs.get("policy_type")) or "SimpleScaling"  # AWS's default
-    group = text(inputs.get("autoscaling_group_name"))
+    # One is read per scaling policy judged: the usual shapes (non-empty strings, booleans,
+    # Pulumi's objects) are read inline, anything else by text(), flag() and block().
+    raw = inputs.get("policy_type")
+    policy_type = (raw if type(raw) is str and raw else text(raw)) or "SimpleScaling"  # default
+    raw = inputs.get("autoscaling_group_name")
+    group = raw if type(raw) is str and raw else text(raw)
     enabled_raw = inputs.get("enabled", True)
-    enabled = True if enabled_raw is None else flag(enabled_raw)
-    ttc = block(inputs.get("target_tracking_configuration"))
+    enabled = (True if enabled_raw is None else enabled_raw if type(enabled_raw) is bool
+               else flag(enabled_raw))
+    raw = inputs.get("target_tracking_configuration")
+    ttc = raw if type(raw) is dict else block(raw)
     if ttc is UNKNOWN:
         return ScalingPolicy(policy_type, group, enabled, *([UNKNOWN] * 7))  # type: ignore[arg-type]
     if ttc is None:
@@ -98,7 +104,8 @@ def scaling_policy(inputs: Mapping[str, Any]) -> ScalingPolicy:
         else None if predefined_spec is None
         else text(predefined_spec.get("predefined_metric_type"))
     )
-    spec = block(ttc.get("customized_metric_specification"))
+    raw = ttc.get("customized_metric_specification")
+    spec = raw if type(raw) is dict else block(raw)
     if spec is UNKNOWN:
         return ScalingPolicy(policy_type, group, enabled, predefined, UNKNOWN, UNKNOWN, UNKNOWN,
                              UNKNOWN, target, disable_scale_in)
@@ -113,9 +120,13 @@ def scaling_policy(inputs: Mapping[str, Any]) -> ScalingPolicy:
         return _metric_query(policy_type, group, enabled, predefined, queries, target,
                              disable_scale_in)
     dims_key = "metric_dimension" if "metric_dimension" in spec else "metric_dimensions"
+    name, namespace, statistic = (spec.get("metric_name"), spec.get("namespace"),
+                                  spec.get("statistic"))
     return ScalingPolicy(
         policy_type, group, enabled, predefined,
-        text(spec.get("metric_name")), text(spec.get("namespace")), text(spec.get("statistic")),
+        name if type(name) is str and name else text(name),
+        namespace if type(namespace) is str and namespace else text(namespace),
+        statistic if type(statistic) is str and statistic else text(statistic),
         _dimensions(spec.get(dims_key)), target, disable_scale_in,
     )
 

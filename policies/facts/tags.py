@@ -51,8 +51,10 @@ def tags_set(inputs: Mapping[str, Any], required: Iterable[str]) -> bool:
     ``resource_tags(inputs).missing(required)`` is empty, proven by one lookup per key instead
     of a set of every tag made per resource. False is no verdict: read :func:`resource_tags`."""
     tags, tags_all = inputs.get("tags"), inputs.get("tags_all")
-    tags = tags if is_map(tags) else _NO_TAGS
-    tags_all = tags_all if is_map(tags_all) else _NO_TAGS
+    if type(tags) is not dict:  # (dicts, what sources make: no is_map() call)
+        tags = tags if is_map(tags) else _NO_TAGS
+    if type(tags_all) is not dict:
+        tags_all = tags_all if is_map(tags_all) else _NO_TAGS
     for k in required:
         v = tags.get(k)
         if v is UNKNOWN or (v is not None and v != ""):
@@ -104,52 +106,63 @@ class GroupTag(Frozen):
         object.__setattr__(self, "propagate_at_launch", propagate_at_launch)
 
 
-def group_tags(inputs: Mapping[str, Any]) -> list[GroupTag] | Maybe:
-    """An ASG's tags: Terraform ``tag`` blocks, Pulumi's (and old Terraform's) ``tags`` list."""
-    out: list[GroupTag] = []
+def group_tag_items(inputs: Mapping[str, Any]) -> list[Mapping[str, Any]] | Maybe:
+    """An ASG's tag blocks, in order: Terraform ``tag`` blocks, then Pulumi's (and old
+    Terraform's) ``tags`` list; only those whose ``key`` is a non-empty string are tags. The one
+    walk :func:`group_tags`, :func:`group_propagates` and the role tags read. UNKNOWN when the
+    list, a tag or its key is unknown until apply: then no verdict can be given.
+
+    A list, not a generator: resuming one per tag cost more than the walk it shared (ASGs are
+    walked twice a check); lists and dicts, the shapes sources make, skip the :func:`blocks`
+    and :func:`is_map` calls."""
+    out: list[Mapping[str, Any]] = []
     for key in ("tag", "tags"):
         value = inputs.get(key)
-        if key == "tags" and is_map(value):
+        if value is None:
+            continue
+        if type(value) is list:  # the shape sources make: no blocks() call
+            items = value
+        elif key == "tags" and is_map(value):
             continue  # not the ASG shape
-        items = blocks(value)
+        else:
+            items = blocks(value)
         if items is UNKNOWN:
             return UNKNOWN
         for item in items:
             if item is UNKNOWN:
                 return UNKNOWN
-            if not is_map(item):
+            if type(item) is not dict and not is_map(item):
                 continue
             name = item.get("key")
             if name is UNKNOWN:
                 return UNKNOWN
             if isinstance(name, str) and name:
-                out.append(GroupTag(name, item.get("value"), flag(item.get("propagate_at_launch"))))
+                out.append(item)
     return out
+
+
+def group_tags(inputs: Mapping[str, Any]) -> list[GroupTag] | Maybe:
+    """An ASG's tags (:func:`group_tag_items`); UNKNOWN when they cannot all be read."""
+    items = group_tag_items(inputs)
+    if items is UNKNOWN:
+        return UNKNOWN
+    return [GroupTag(item["key"], item.get("value"), flag(item.get("propagate_at_launch")))
+            for item in items]
 
 
 def group_propagates(inputs: Mapping[str, Any], required: Iterable[str]) -> bool:
     """True when :func:`group_tags` is known and every ``required`` key is on a tag propagated
     at launch: then nothing is missing or unpropagated, read without a :class:`GroupTag` per
-    tag. False is no verdict: read :func:`group_tags`."""
+    tag. False is no verdict (an unknown tag among them too): read :func:`group_tags`."""
+    items = group_tag_items(inputs)
+    if items is UNKNOWN:
+        return False
     wanted = set(required)
     propagated: set[str] = set()
-    for key in ("tag", "tags"):
-        value = inputs.get(key)
-        if key == "tags" and is_map(value):
-            continue  # not the ASG shape
-        items = blocks(value)
-        if items is UNKNOWN:
-            return False
-        for item in items:
-            if item is UNKNOWN:
-                return False
-            if not is_map(item):
-                continue
-            name = item.get("key")
-            if name is UNKNOWN:
-                return False
-            if isinstance(name, str) and name and name in wanted:
-                p = item.get("propagate_at_launch")
-                if p is True or flag(p) is True:
-                    propagated.add(name)
+    for item in items:
+        name = item["key"]
+        if name in wanted:
+            p = item.get("propagate_at_launch")
+            if p is True or flag(p) is True:
+                propagated.add(name)
     return len(propagated) == len(wanted)

@@ -34,7 +34,9 @@ def is_map(value: object) -> bool:
 
 
 def inputs_of(change: ResourceChange, side: Side = "new") -> Mapping[str, Any]:
-    return change.after if side == "new" else change.before
+    """``change.after`` or ``change.before``, read without their property call (asked ~1,200
+    times a 1,000-resource check)."""
+    return (change.new if side == "new" else change.old) or {}
 
 
 def blocks(value: Any) -> list[Any] | Maybe:

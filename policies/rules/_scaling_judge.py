@@ -110,7 +110,10 @@ def _judge_dimension(policy: ResourceChange, group: ResourceChange, plan: PlanIn
     if GROUP_DIMENSION not in dimensions:
         return Judgement("bad", f"{_who(policy)}: the metric has no {GROUP_DIMENSION} dimension, "
                                 "so it measures no group and the policy never acts")
-    value = text(dimensions[GROUP_DIMENSION])
+    raw = dimensions[GROUP_DIMENSION]
+    if type(raw) is str and raw and raw == (group.new or {}).get("name"):
+        return _OK  # it names the group (most policies): read without text() or the property
+    value = text(raw)
     name = text(group.after.get("name"))
     if value is None:
         return Judgement("bad", f"{_who(policy)}: the metric's {GROUP_DIMENSION} dimension has "

@@ -8,6 +8,7 @@ from policies.facts import Volume, all_encrypted, flag, volumes
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 from policies.rules._common import cannot_verify, prop
 from policies.rules.base import (
+    NOT_JUDGED,
     Enforcement,
     Example,
     Finding,
@@ -136,7 +137,8 @@ class EbsEncrypted(Rule):
         """Also the removal of the account default: it turns encryption by default off."""
         if change.kind is _ACCOUNT_DEFAULT and change.is_removal:
             return True
-        return super().applies_to(change)
+        # Rule.applies_to's test, inlined: asked of every judged resource of the rule's kinds
+        return change.kind in self.meta.kinds and change.change not in NOT_JUDGED
 
     def check_resource(self, change: ResourceChange, ctx: RuleContext) -> Iterable[Finding]:
         if change.kind is _ACCOUNT_DEFAULT:

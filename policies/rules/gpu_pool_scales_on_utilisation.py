@@ -285,11 +285,17 @@ def _scale_from_zero(group: ResourceChange) -> Finding | None:
     """Target tracking cannot start a group at zero: no instance, no metric, no scale-out."""
     if number(group.after.get("min_size")) != 0:
         return None
-    key = prop(group.type, "min_size")
-    return Finding(group.address, (
-        f"{key} is 0: target tracking on GPU utilisation cannot scale out from zero, because "
-        f"no running instance publishes the metric; keep {key} ≥ 1, or add a scale-from-zero "
-        "trigger (e.g. step scaling on queue depth)"), advisory_only=True, prop="min_size")
+    message = _FROM_ZERO.get(group.type)
+    if message is None:  # (the same words for every group of a type: made once per type)
+        key = prop(group.type, "min_size")
+        message = _FROM_ZERO[group.type] = (
+            f"{key} is 0: target tracking on GPU utilisation cannot scale out from zero, because "
+            f"no running instance publishes the metric; keep {key} ≥ 1, or add a scale-from-zero "
+            "trigger (e.g. step scaling on queue depth)")
+    return Finding(group.address, message, advisory_only=True, prop="min_size")
+
+
+_FROM_ZERO: dict[str, str] = {}  # group type → the scale-from-zero finding's message
 
 
 def _expected(params: Params) -> str:

@@ -130,7 +130,10 @@ def _tokens_and_endpoint(options: Mapping[str, Any] | Maybe | None
         return UNKNOWN, UNKNOWN
     if options is None:
         return None, None
-    return text(options.get("http_tokens")), text(options.get("http_endpoint"))
+    tokens, endpoint = options.get("http_tokens"), options.get("http_endpoint")
+    # text() of each; a non-empty string, what they almost always are, without the call
+    return (tokens if type(tokens) is str and tokens else text(tokens),
+            endpoint if type(endpoint) is str and endpoint else text(endpoint))
 
 
 RULE = Imdsv2Required()

@@ -7,7 +7,8 @@ from __future__ import annotations
 from gpupool.record import Frozen
 from gpupool.tags import CLIENT_ROLE, MAX_RTT_TAG, MIN_GBPS_TAG, PROXY_ROLE, ROLE_TAG
 from policies.facts.network.links import LAUNCHERS, LinkIndex, PlanLinks
-from policies.facts.values import Maybe, Side, blocks, inputs_of, is_map
+from policies.facts.tags import group_tag_items
+from policies.facts.values import Maybe, Side, blocks, is_map
 from policies.model import UNKNOWN, ResourceChange, ResourceKind
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
@@ -42,13 +43,14 @@ def own_tag(change: ResourceChange, key: str, side: Side = "new") -> Any:
     """A tag's value as written on the resource itself: ``tags``/``tags_all``, an ASG's tag
     list, a launch template's instance tag specifications. None when absent, UNKNOWN when the
     plan does not know it (or does not know whether it is there)."""
-    inputs = inputs_of(change, side)
+    # (inputs_of and is_map's dict case inlined: asked of every launcher of every plan)
+    inputs = (change.new if side == "new" else change.old) or {}
     unknown = False
     for maps_key in ("tags", "tags_all"):
         tags = inputs.get(maps_key)
         if tags is UNKNOWN:
             unknown = True
-        elif is_map(tags) and key in tags:
+        elif (type(tags) is dict or is_map(tags)) and key in tags:
             value = tags[key]
             if value is UNKNOWN or (isinstance(value, str) and value):
                 return value
@@ -79,25 +81,13 @@ def _group_tag(inputs: Mapping[str, Any], key: str) -> tuple[bool | Maybe, Any]:
     """(whether an autoscaling group's tag list holds ``key``, its value): what
     :func:`group_tags` would say of that key (UNKNOWN when the list is unknown), read without
     making every tag of every group."""
-    found, value = False, None
-    for name in ("tag", "tags"):
-        raw = inputs.get(name)
-        if name == "tags" and is_map(raw):
-            continue  # not the ASG shape
-        items = blocks(raw)
-        if items is UNKNOWN:
-            return UNKNOWN, None
-        for item in items:
-            if item is UNKNOWN:
-                return UNKNOWN, None
-            if not is_map(item):
-                continue
-            tag = item.get("key")
-            if tag is UNKNOWN:
-                return UNKNOWN, None
-            if not found and tag == key and isinstance(tag, str) and tag:
-                found, value = True, item.get("value")
-    return found, value
+    items = group_tag_items(inputs)
+    if items is UNKNOWN:
+        return UNKNOWN, None
+    for item in items:
+        if item["key"] == key:
+            return True, item.get("value")
+    return False, None
 
 
 def budget_number(value: Any, *, zero: bool = False) -> float | Maybe | str | None:

@@ -47,3 +47,19 @@ def test_the_block_is_read_once_per_instance() -> None:
         'IMDSv1 is allowed: metadata_options.http_tokens = "optional"; set it to "required"',
         "cannot verify: metadata_options unknown until apply"]
     assert len(found) == 10
+
+
+def test_pulumis_object_with_string_options_is_read_without_helper_calls() -> None:
+    """Pulumi gives metadata_options as an object: read with no block() call, and its string
+    tokens and endpoint with no text() call (asked of every instance and launch template)."""
+    changes = [_instance(i, {"instance_type": "g5.xlarge", "metadata_options": options})
+               for i, options in enumerate([{"http_tokens": "required"},
+                                            {"http_tokens": "optional", "http_endpoint": "enabled"},
+                                            {"http_endpoint": "disabled"}] * 4)]
+    with mock.patch.object(instances, "block", wraps=instances.block) as read, \
+            mock.patch.object(imds, "text", wraps=imds.text) as texts:
+        found = get_rule("imdsv2-required").run(changes, load_catalog(), {})
+    assert read.call_count == 0
+    assert texts.call_count == 8  # only the absent ones: None, as text(None) says
+    assert [f.message for f in found] == [
+        'IMDSv1 is allowed: metadata_options.http_tokens = "optional"; set it to "required"'] * 4
