@@ -300,7 +300,6 @@ def _close(word: str, choices: tuple[str, ...]) -> list[str]:
 
 def _emit(result: Result, args: argparse.Namespace) -> None:
     from policies.reports import render_utf8
-    from policies.reports._common import verdict_line
 
     written: list[str] = []
     for fmt, file in reports_wanted(args.format, args.output):
@@ -320,7 +319,9 @@ def _emit(result: Result, args: argparse.Namespace) -> None:
             pass  # it went to stdout after all (-, /dev/stdout): no status line for it
         else:
             written.append(f"{fmt} report written to {file}")
-    if written:
+    if written:  # (the text formats' common code: not imported for a report to stdout)
+        from policies.reports._common import verdict_line
+
         sys.stderr.write(f"gpupool check: {verdict_line(result)}; {', '.join(written)}\n")
 
 

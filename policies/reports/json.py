@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 
-from policies.reports import indented
+from policies.reports import columns, indented
 from policies.result import Result
 
 TYPE_CHECKING = False  # typing's, without importing typing (not on a check's path)
@@ -38,6 +38,15 @@ def render(result: Result) -> str:
     if indents(result):
         return indented.dumps(doc, default=str, allow_nan=False) + "\n"
     return line_per_item(doc)
+
+
+def render_utf8(result: Result) -> bytes:
+    """``render(result).encode("utf-8")`` (UnicodeEncodeError on a lone surrogate), written as
+    UTF-8 from the start: see :mod:`policies.reports.columns`."""
+    doc = result.to_json()
+    if indents(result):
+        return columns.dumps_utf8(doc, default=str, allow_nan=False) + b"\n"
+    return line_per_item(doc).encode("utf-8")
 
 
 def line_per_item(doc: dict[str, Any]) -> str:
