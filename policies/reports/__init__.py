@@ -49,7 +49,8 @@ def render_utf8(
     """
     if fmt == "json":
         try:
-            return importlib.import_module("policies.reports.json").render_utf8(result)  # type: ignore[no-any-return]
+            module = __import__("policies.reports.json", fromlist=["render_utf8"])
+            return module.render_utf8(result)  # type: ignore[no-any-return]
         except UnicodeEncodeError:
             pass  # a lone surrogate: as every format, below
     return _writable(result, fmt, color, width, root, tf_root)[1]
